@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * noacct.c - the accounting hooks of a kernel built without memcg: nothing
+ * is charged.  Linked by alloc's own tests and the "no memcg" benchmark.
+ */
+#include "alloc.h"
+
+bool memcg_kmem_online_key;
+
+bool __memcg_slab_post_alloc_hook(struct kmem_cache *s, gfp_t gfp,
+				  struct slabobj_ext *ext, unsigned int full_size,
+				  bool reclaimable, int nid)
+{
+	(void)s; (void)gfp; (void)ext; (void)full_size; (void)reclaimable; (void)nid;
+	return true;
+}
+
+void __memcg_slab_free_hook(struct kmem_cache *s, struct slabobj_ext *ext,
+			    unsigned int full_size, bool reclaimable, int nid)
+{
+	(void)s; (void)full_size; (void)reclaimable; (void)nid;
+	ext->objcg = 0;
+}
+
+int __memcg_kmem_charge_page(struct page *page, gfp_t gfp, unsigned int order)
+{
+	(void)page; (void)gfp; (void)order;
+	return 0;
+}
+
+void __memcg_kmem_uncharge_page(struct page *page, unsigned int order)
+{
+	(void)page; (void)order;
+}

@@ -1,0 +1,1247 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * slub.c - kmem_cache: the kernel's SLUB in user space.
+ *
+ * Per CPU slot and cache a struct kmem_cache_cpu holds the CPU slab's
+ * lockless freelist, the CPU slab and the CPU-partial list; per node a
+ * partial list; full slabs are on no list.  Objects freed on the CPU that
+ * owns their slab go to the CPU freelist; others go to the slab's own
+ * freelist (__slab_free), as in SLUB.
+ *
+ * Fast paths.  With rseq (see page_alloc.c: one slot per real CPU), the pop
+ * and the push of the CPU freelist are restartable sequences: no atomic
+ * instruction, like this_cpu_cmpxchg in the kernel.  A sequence bails out to
+ * the slow path when the slot's lock is held.  Everything else that touches
+ * a slot (the slow paths, pinned threads, flushes) takes the slot's lock and
+ * then fences that CPU's sequences (rseq_fence_cpu), so the lock holder owns
+ * the slot like a kernel local_lock holder with preemption off.  Without
+ * rseq every access takes the lock.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/rseq.h>
+
+pthread_mutex_t slab_mutex = PTHREAD_MUTEX_INITIALIZER;
+struct kmem_cache *slab_caches;
+
+static inline void *get_freepointer(const struct kmem_cache *s, void *obj)
+{
+	return *(void **)((char *)obj + s->offset);
+}
+
+static inline void set_freepointer(const struct kmem_cache *s, void *obj, void *fp)
+{
+	*(void **)((char *)obj + s->offset) = fp;
+}
+
+static inline unsigned int obj_to_index(const struct kmem_cache *s,
+					const struct slab *slab, const void *obj)
+{
+	return (unsigned int)(((const char *)obj - slab->base) / s->size);
+}
+
+/* ---- geometry: the kernel's calculate_alignment/calculate_order ---- */
+static unsigned int get_order(unsigned long size)
+{
+	unsigned int order = 0;
+	unsigned long pages = DIV_ROUND_UP(size, (unsigned long)machine.page_size);
+
+	while ((1ul << order) < pages)
+		order++;
+	return order;
+}
+
+unsigned int calculate_alignment(slab_flags_t flags, unsigned int align,
+				 unsigned int size, unsigned int cache_line)
+{
+	if (flags & SLAB_HWCACHE_ALIGN) {
+		unsigned int ralign = cache_line;
+
+		while (size <= ralign / 2)
+			ralign /= 2;
+		if (ralign > align)
+			align = ralign;
+	}
+	if (align < ARCH_SLAB_MINALIGN)
+		align = ARCH_SLAB_MINALIGN;
+	return ALIGN(align, (unsigned int)sizeof(void *));
+}
+
+static unsigned int order_objects(unsigned int order, unsigned int size)
+{
+	return (unsigned int)(((unsigned long)machine.page_size << order) / size);
+}
+
+static unsigned int calc_slab_order(unsigned int size, unsigned int min_order,
+				    unsigned int max_order, unsigned int fract_leftover)
+{
+	unsigned int order;
+
+	for (order = min_order; order <= max_order; order++) {
+		unsigned long slab_size = (unsigned long)machine.page_size << order;
+
+		if (slab_size % size <= slab_size / fract_leftover)
+			break;
+	}
+	return order;
+}
+
+unsigned int calculate_order(unsigned int size, unsigned int nr_cpus,
+			     unsigned int min_order, unsigned int max_order,
+			     unsigned int min_objects)
+{
+	unsigned int order, max_objects;
+
+	if (!min_objects)
+		min_objects = 4 * (fls_u(nr_cpus ? nr_cpus : 1) + 1);
+	max_objects = order_objects(max_order, size);
+	if (max_objects < 1)
+		max_objects = 1;
+	if (min_objects > max_objects)
+		min_objects = max_objects;
+	order = get_order((unsigned long)min_objects * size);
+	if (order < min_order)
+		order = min_order;
+	min_order = order;
+	if (order_objects(min_order, size) > MAX_OBJS_PER_PAGE)
+		return get_order((unsigned long)size * MAX_OBJS_PER_PAGE) - 1;
+	for (unsigned int fraction = 16; fraction > 1; fraction /= 2) {
+		order = calc_slab_order(size, min_order, max_order, fraction);
+		if (order <= max_order)
+			return order;
+	}
+	return get_order(size);		/* caller checks <= MAX_PAGE_ORDER */
+}
+
+static void set_cpu_partial(struct kmem_cache *s)
+{
+	unsigned int nr;
+
+	if (s->size >= machine.page_size)
+		nr = 6;
+	else if (s->size >= 1024)
+		nr = 24;
+	else if (s->size >= 256)
+		nr = 52;
+	else
+		nr = 120;
+	s->cpu_partial = nr;
+	s->cpu_partial_slabs = DIV_ROUND_UP(nr * 2, s->objects);
+}
+
+static int calculate_sizes(struct kmem_cache *s)
+{
+	unsigned int size = ALIGN(s->object_size, (unsigned int)sizeof(void *));
+	unsigned int order;
+
+	/* No ctor, no RCU, no poisoning: the free pointer lives mid-object. */
+	s->offset = ALIGN_DOWN(s->object_size / 2, (unsigned int)sizeof(void *));
+	size = ALIGN(size, s->align);
+	if (!size)
+		return -EINVAL;
+	s->size = size;
+	order = calculate_order(size, machine.cpus, machine.slub_min_order,
+				machine.slub_max_order, machine.slub_min_objects);
+	if (order > MAX_PAGE_ORDER)
+		return -EINVAL;
+	s->order = order;
+	s->objects = order_objects(order, size);
+	s->min_order = get_order(size);
+	s->min_objects = order_objects(s->min_order, size);
+	if (!s->objects || s->objects > MAX_OBJS_PER_PAGE)
+		return -EINVAL;
+	{
+		unsigned int mp = ilog2_u(size) / 2;
+
+		s->min_partial = mp < 5 ? 5 : mp > 10 ? 10 : mp;
+	}
+	set_cpu_partial(s);
+	return 0;
+}
+
+/* ---- creation ---- */
+static struct kmem_cache *find_locked(const char *name)
+{
+	for (struct kmem_cache *s = slab_caches; s; s = s->next)
+		if (!strcmp(s->name, name))
+			return s;
+	return NULL;
+}
+
+struct kmem_cache *kmem_cache_find(const char *name)
+{
+	struct kmem_cache *s;
+
+	pthread_mutex_lock(&slab_mutex);
+	s = find_locked(name);
+	pthread_mutex_unlock(&slab_mutex);
+	return s;
+}
+
+void kmem_cache_free_struct(struct kmem_cache *s)
+{
+	free(s->cpu_slab);
+	free(s->node);
+	free(s);
+}
+
+struct kmem_cache *__kmem_cache_create(const char *name, unsigned int size,
+				       unsigned int align, slab_flags_t flags,
+				       bool is_kmalloc, int *err);
+struct kmem_cache *__kmem_cache_create(const char *name, unsigned int size,
+				       unsigned int align, slab_flags_t flags,
+				       bool is_kmalloc, int *err)
+{
+	struct kmem_cache *s;
+	int ret = -EINVAL;
+
+	if (!machine_up) {
+		ret = -ENODEV;
+		goto fail;
+	}
+	if (!name || !*name || strlen(name) >= sizeof(s->name) ||
+	    !size || size > KMALLOC_MAX_SIZE || (flags & ~SLAB_FLAGS_PERMITTED) ||
+	    (align & (align - 1)) || align > machine.page_size)
+		goto fail;
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	s->object_size = size;
+	s->flags = flags;
+	s->account = flags & SLAB_ACCOUNT;
+	s->reclaimable = flags & SLAB_RECLAIM_ACCOUNT;
+	s->kmalloc = is_kmalloc;
+	s->rare = s->account || trace_on;
+	s->align = calculate_alignment(flags, align, size, machine.cache_line);
+	ret = calculate_sizes(s);
+	if (ret)
+		goto out_free;
+	ret = -ENOMEM;
+	s->cpu_slab = aligned_alloc(64, sizeof(*s->cpu_slab) * machine.cpus);
+	s->node = aligned_alloc(64, sizeof(*s->node) * machine.nodes);
+	if (!s->cpu_slab || !s->node)
+		goto out_free;
+	memset(s->cpu_slab, 0, sizeof(*s->cpu_slab) * machine.cpus);
+	memset(s->node, 0, sizeof(*s->node) * machine.nodes);
+
+	pthread_mutex_lock(&slab_mutex);
+	if (find_locked(name)) {
+		pthread_mutex_unlock(&slab_mutex);
+		ret = -EEXIST;
+		goto out_free;
+	}
+	s->next = slab_caches;
+	slab_caches = s;
+	pthread_mutex_unlock(&slab_mutex);
+	if (err)
+		*err = 0;
+	return s;
+
+out_free:
+	free(s->cpu_slab);
+	free(s->node);
+	free(s);
+fail:
+	if (err)
+		*err = ret;
+	return NULL;
+}
+
+struct kmem_cache *kmem_cache_create_err(const char *name, unsigned int size,
+					 unsigned int align, slab_flags_t flags,
+					 int *err)
+{
+	return __kmem_cache_create(name, size, align, flags & ~SLAB_NO_MERGE, false, err);
+}
+
+struct kmem_cache *kmem_cache_create(const char *name, unsigned int size,
+				     unsigned int align, slab_flags_t flags)
+{
+	return kmem_cache_create_err(name, size, align, flags, NULL);
+}
+
+const char *kmem_cache_name(const struct kmem_cache *s)
+{
+	return s->name;
+}
+
+void kmem_cache_set_owner(struct kmem_cache *s, uid_t owner)
+{
+	s->owner = owner;
+}
+
+void kmem_cache_info(const struct kmem_cache *s, struct kmem_cache_info *info)
+{
+	info->name = s->name;
+	info->object_size = s->object_size;
+	info->size = s->size;
+	info->align = s->align;
+	info->offset = s->offset;
+	info->order = s->order;
+	info->objects = s->objects;
+	info->min_partial = s->min_partial;
+	info->cpu_partial = s->cpu_partial;
+	info->cpu_partial_slabs = s->cpu_partial_slabs;
+	info->flags = s->flags;
+	info->owner = s->owner;
+}
+
+/* ---- CPU slots ---- */
+static struct kmem_cache_cpu *slot_lock(struct kmem_cache *s, unsigned int cpu)
+{
+	struct kmem_cache_cpu *c = &s->cpu_slab[cpu];
+
+	spin_lock(&c->lock);
+	if (machine.rseq)
+		rseq_fence_cpu(cpu);
+	return c;
+}
+
+static inline void slot_unlock(struct kmem_cache_cpu *c)
+{
+	spin_unlock(&c->lock);
+}
+
+/* ---- node partial lists: caller holds n->list_lock and slab->lock ---- */
+static void add_partial(struct kmem_cache_node *n, struct slab *slab, bool tail)
+{
+	if (!n->partial) {
+		slab->next = slab->prev = slab;
+		n->partial = slab;
+	} else {
+		struct slab *head = n->partial;
+
+		slab->next = head;
+		slab->prev = head->prev;
+		head->prev->next = slab;
+		head->prev = slab;
+		if (!tail)
+			n->partial = slab;
+	}
+	n->nr_partial++;
+	slab->on_node_partial = 1;
+}
+
+static void remove_partial(struct kmem_cache_node *n, struct slab *slab)
+{
+	if (slab->next == slab) {
+		n->partial = NULL;
+	} else {
+		slab->prev->next = slab->next;
+		slab->next->prev = slab->prev;
+		if (n->partial == slab)
+			n->partial = slab->next;
+	}
+	slab->next = slab->prev = NULL;
+	n->nr_partial--;
+	slab->on_node_partial = 0;
+}
+
+/* ---- slabs ---- */
+static void alloc_slab_obj_exts(struct slab *slab)
+{
+	struct slabobj_ext *v = kzalloc(sizeof(*v) * slab->objects, GFP_KERNEL);
+	struct slabobj_ext *expected = NULL;
+
+	if (!v)
+		return;		/* the object stays unaccounted, as in the kernel */
+	if (!__atomic_compare_exchange_n(&slab->obj_exts, &expected, v, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		kfree(v);
+}
+
+static struct slab *new_slab(struct kmem_cache *s, gfp_t gfp)
+{
+	gfp_t pgfp = (gfp & ~(__GFP_ZERO | __GFP_ACCOUNT)) | __GFP_COMP;
+	unsigned int order = s->order, objects = s->objects;
+	struct page *page;
+	struct slab *slab;
+	char *p;
+
+	if (s->reclaimable)
+		pgfp |= __GFP_RECLAIMABLE;
+	page = __alloc_pages(pgfp | __GFP_NOWARN | __GFP_NORETRY, order, PAGE_KIND_SLAB);
+	if (!page && s->min_order < order) {
+		order = s->min_order;
+		objects = s->min_objects;
+		page = __alloc_pages(pgfp, order, PAGE_KIND_SLAB);
+	}
+	if (!page)
+		return NULL;
+	slab = &machine.slabs[page_to_pfn(page)];
+	memset(slab, 0, sizeof(*slab));
+	slab->cache = s;
+	slab->base = page_address(page);
+	slab->objects = (uint16_t)objects;
+	slab->nid = (uint8_t)page_to_nid(page);
+	page->slab = slab;
+
+	p = slab->base;
+	for (unsigned int i = 0; i + 1 < objects; i++, p += s->size)
+		set_freepointer(s, p, p + s->size);
+	set_freepointer(s, p, NULL);
+	slab->freelist = slab->base;
+
+	if (s->account && memcg_kmem_online_key)
+		alloc_slab_obj_exts(slab);
+	atomic_fetch_add(&s->node[slab->nid].nr_slabs, 1);
+	atomic_fetch_add(&s->node[slab->nid].total_objects, (long)objects);
+	return slab;
+}
+
+/* Give a slab back to the page allocator.  No slab locks may be held. */
+static void discard_slab(struct kmem_cache *s, struct slab *slab)
+{
+	struct page *page = virt_to_page(slab->base);
+	struct slabobj_ext *v = slab->obj_exts;
+
+	atomic_fetch_sub(&s->node[slab->nid].nr_slabs, 1);
+	atomic_fetch_sub(&s->node[slab->nid].total_objects, (long)slab->objects);
+	slab->cache = NULL;
+	slab->obj_exts = NULL;
+	page->slab = NULL;
+	__free_pages_kind(page, page->order);
+	if (v)
+		kfree(v);
+}
+
+/*
+ * Unfreeze a slab that left a CPU, with the CPU freelist it still had.
+ * Returns the slab if it must be discarded (the caller does it once it holds
+ * no lock), NULL otherwise.
+ */
+static struct slab *deactivate_slab(struct kmem_cache *s, struct slab *slab, void *freelist)
+{
+	struct kmem_cache_node *n = &s->node[slab->nid];
+	unsigned int count = 0;
+	void *tail = NULL;
+	struct slab *discard = NULL;
+
+	for (void *p = freelist; p; p = get_freepointer(s, p)) {
+		tail = p;
+		count++;
+	}
+	spin_lock(&n->list_lock);
+	spin_lock(&slab->lock);
+	if (tail) {
+		set_freepointer(s, tail, slab->freelist);
+		slab->freelist = freelist;
+	}
+	slab->inuse -= (uint16_t)count;
+	slab->frozen = 0;
+	if (!slab->inuse && n->nr_partial >= s->min_partial)
+		discard = slab;
+	else if (slab->freelist)
+		add_partial(n, slab, tail != NULL);
+	spin_unlock(&slab->lock);
+	spin_unlock(&n->list_lock);
+	return discard;
+}
+
+/* Move a detached CPU-partial list to the node lists; free what is empty. */
+static void __put_partials(struct kmem_cache *s, struct slab *list)
+{
+	struct slab *discard = NULL;
+
+	while (list) {
+		struct slab *slab = list;
+		struct kmem_cache_node *n = &s->node[slab->nid];
+
+		list = slab->next;
+		spin_lock(&n->list_lock);
+		spin_lock(&slab->lock);
+		if (!slab->inuse && n->nr_partial >= s->min_partial) {
+			slab->next = discard;
+			discard = slab;
+		} else {
+			add_partial(n, slab, true);
+		}
+		spin_unlock(&slab->lock);
+		spin_unlock(&n->list_lock);
+	}
+	while (discard) {
+		struct slab *slab = discard;
+
+		discard = slab->next;
+		discard_slab(s, slab);
+	}
+}
+
+static void put_cpu_partial(struct kmem_cache *s, struct slab *slab)
+{
+	struct kmem_cache_cpu *c = slot_lock(s, slot_cpu());
+	struct slab *old = c->partial, *to_put = NULL;
+	unsigned int slabs = 0;
+
+	if (old) {
+		if (old->slabs >= s->cpu_partial_slabs) {
+			to_put = old;
+			old = NULL;
+		} else {
+			slabs = old->slabs;
+		}
+	}
+	slab->slabs = slabs + 1;
+	slab->next = old;
+	c->partial = slab;
+	slot_unlock(c);
+	if (to_put)
+		__put_partials(s, to_put);
+}
+
+/* Freeze a slab for a CPU: take its whole freelist. */
+static void *freeze_slab(struct slab *slab)
+{
+	void *fl;
+
+	spin_lock(&slab->lock);
+	fl = slab->freelist;
+	slab->freelist = NULL;
+	slab->inuse = slab->objects;
+	slab->frozen = 1;
+	spin_unlock(&slab->lock);
+	return fl;
+}
+
+/* get_partial_node(): c is locked; returns a frozen slab and its freelist. */
+static struct slab *get_partial(struct kmem_cache *s, struct kmem_cache_cpu *c,
+				unsigned int cpu, void **flp)
+{
+	unsigned int local = cpu % machine.nodes;
+
+	for (unsigned int i = 0; i < machine.nodes; i++) {
+		struct kmem_cache_node *n = &s->node[(local + i) % machine.nodes];
+		struct slab *got = NULL;
+		unsigned int moved = 0;
+
+		if (!READ_ONCE(n->nr_partial))
+			continue;
+		spin_lock(&n->list_lock);
+		while (n->partial) {
+			struct slab *slab = n->partial;
+
+			spin_lock(&slab->lock);
+			remove_partial(n, slab);
+			spin_unlock(&slab->lock);
+			if (!got) {
+				got = slab;
+				*flp = freeze_slab(slab);
+			} else {
+				slab->slabs = (c->partial ? c->partial->slabs : 0) + 1;
+				slab->next = c->partial;
+				c->partial = slab;
+				if (++moved > s->cpu_partial_slabs / 2)
+					break;
+			}
+		}
+		spin_unlock(&n->list_lock);
+		if (got)
+			return got;
+	}
+	return NULL;
+}
+
+/*
+ * ___slab_alloc: the CPU freelist is empty and c is locked.  Refill it from
+ * the CPU slab's own freelist, the CPU-partial list or a node partial list.
+ * Returns an object with c->freelist set to the rest, or NULL (new slab needed).
+ */
+static void *___slab_alloc(struct kmem_cache *s, struct kmem_cache_cpu *c, unsigned int cpu)
+{
+	struct slab *slab = c->slab;
+	void *fl;
+
+	if (slab) {
+		spin_lock(&slab->lock);
+		fl = slab->freelist;
+		if (fl) {
+			slab->freelist = NULL;
+			slab->inuse = slab->objects;
+			spin_unlock(&slab->lock);
+			goto load;
+		}
+		slab->frozen = 0;	/* full: it leaves the CPU, on no list */
+		spin_unlock(&slab->lock);
+		c->slab = NULL;
+	}
+	while ((slab = c->partial) != NULL) {
+		c->partial = slab->next;
+		slab->next = NULL;
+		fl = freeze_slab(slab);
+		if (fl) {
+			c->slab = slab;
+			goto load;
+		}
+		spin_lock(&slab->lock);
+		slab->frozen = 0;
+		spin_unlock(&slab->lock);
+	}
+	slab = get_partial(s, c, cpu, &fl);
+	if (!slab)
+		return NULL;
+	c->slab = slab;
+load:
+	c->freelist = get_freepointer(s, fl);
+	return fl;
+}
+
+static __noinline void *slab_alloc_slow(struct kmem_cache *s, gfp_t gfp)
+{
+	unsigned int cpu = slot_cpu();
+	struct kmem_cache_cpu *c = slot_lock(s, cpu);
+	struct slab *slab, *old, *discard = NULL;
+	void *obj = c->freelist, *oldfl;
+
+	if (obj) {
+		c->freelist = get_freepointer(s, obj);
+		slot_unlock(c);
+		return obj;
+	}
+	obj = ___slab_alloc(s, c, cpu);
+	slot_unlock(c);
+	if (obj)
+		return obj;
+
+	slab = new_slab(s, gfp);
+	if (!slab)
+		return NULL;
+	obj = freeze_slab(slab);
+	cpu = slot_cpu();
+	c = slot_lock(s, cpu);
+	old = c->slab;
+	oldfl = c->freelist;
+	c->slab = slab;
+	c->freelist = get_freepointer(s, obj);
+	if (old)
+		discard = deactivate_slab(s, old, oldfl);
+	slot_unlock(c);
+	if (discard)
+		discard_slab(s, discard);
+	return obj;
+}
+
+/* ---- the restartable sequences (x86-64) ---- */
+#if defined(__x86_64__)
+_Static_assert(RSEQ_SIG == 0x53053053, "glibc's x86-64 rseq signature");
+_Static_assert(__builtin_offsetof(struct kmem_cache_cpu, freelist) == 0, "rseq layout");
+_Static_assert(__builtin_offsetof(struct kmem_cache_cpu, slab) == 8, "rseq layout");
+_Static_assert(__builtin_offsetof(struct kmem_cache_cpu, lock) == 16, "rseq layout");
+
+#define RSEQ_CS_TABLE							\
+	".pushsection __rseq_cs, \"aw\"\n\t"				\
+	".balign 32\n\t"						\
+	"3:\n\t"							\
+	".long 0x0, 0x0\n\t"						\
+	".quad 1f, (2f - 1f), 4f\n\t"					\
+	".popsection\n\t"						\
+	"leaq 3b(%%rip), %%rax\n\t"					\
+	"movq %%rax, %%fs:8(%[rseq_off])\n\t"				\
+	"1:\n\t"							\
+	"cmpl %[cpu], %%fs:4(%[rseq_off])\n\t"				\
+	"jnz 4f\n\t"
+
+#define RSEQ_CS_ABORT							\
+	".pushsection __rseq_failure, \"ax\"\n\t"			\
+	".byte 0x0f, 0xb9, 0x3d\n\t"					\
+	".long 0x53053053\n\t"						\
+	"4:\n\t"							\
+	"jmp %l[abort]\n\t"						\
+	".popsection\n\t"
+
+/* Pop the CPU freelist: 0 and *out set, 1 for the slow path, -1 to retry. */
+static __always_inline int rseq_freelist_pop(struct kmem_cache_cpu *c, unsigned int cpu,
+					     unsigned long offset, void **out)
+{
+	void *obj;
+
+	__asm__ __volatile__ goto(
+		RSEQ_CS_TABLE
+		"cmpl $0, 16(%[c])\n\t"
+		"jnz %l[slow]\n\t"
+		"movq (%[c]), %[obj]\n\t"
+		"testq %[obj], %[obj]\n\t"
+		"jz %l[slow]\n\t"
+		"movq (%[obj], %[off]), %%rax\n\t"
+		"movq %%rax, (%[c])\n\t"
+		"2:\n\t"
+		RSEQ_CS_ABORT
+		: [obj] "=&r"(obj)
+		: [cpu] "r"(cpu), [rseq_off] "r"(alloc_rseq_offset), [c] "r"(c),
+		  [off] "r"(offset)
+		: "memory", "cc", "rax"
+		: slow, abort);
+	if (!obj)
+		__builtin_unreachable();	/* the sequence tested it */
+	*out = obj;
+	return 0;
+abort:
+	return -1;
+slow:
+	return 1;
+}
+
+/*
+ * Push obj onto the list at c+HEAD if the slab at c+SLAB is 'slab': 0 done,
+ * 1 for the slow path, -1 to retry.  HEAD/SLAB are the CPU freelist (0/8)
+ * or the pending remote-free list (24/32).
+ */
+#define DEFINE_RSEQ_PUSH(fn, HEAD, SLAB)					\
+static __always_inline int fn(struct kmem_cache_cpu *c, unsigned int cpu,	\
+			      unsigned long offset, struct slab *slab,		\
+			      void *obj)					\
+{										\
+	__asm__ __volatile__ goto(						\
+		RSEQ_CS_TABLE							\
+		"cmpl $0, 16(%[c])\n\t"					\
+		"jnz %l[slow]\n\t"						\
+		"cmpq %[slab], " #SLAB "(%[c])\n\t"				\
+		"jnz %l[slow]\n\t"						\
+		"movq " #HEAD "(%[c]), %%rax\n\t"				\
+		"movq %%rax, (%[obj], %[off])\n\t"				\
+		"movq %[obj], " #HEAD "(%[c])\n\t"				\
+		"2:\n\t"							\
+		RSEQ_CS_ABORT							\
+		:								\
+		: [cpu] "r"(cpu), [rseq_off] "r"(alloc_rseq_offset), [c] "r"(c),	\
+		  [off] "r"(offset), [slab] "r"(slab), [obj] "r"(obj)		\
+		: "memory", "cc", "rax"						\
+		: slow, abort);							\
+	return 0;								\
+abort:										\
+	return -1;								\
+slow:										\
+	return 1;								\
+}
+
+_Static_assert(__builtin_offsetof(struct kmem_cache_cpu, pend_head) == 24, "rseq layout");
+_Static_assert(__builtin_offsetof(struct kmem_cache_cpu, pend_slab) == 32, "rseq layout");
+DEFINE_RSEQ_PUSH(rseq_freelist_push, 0, 8)
+DEFINE_RSEQ_PUSH(rseq_pending_push, 24, 32)
+#endif
+
+/*
+ * The allocation fast path.  With rseq: pop in a restartable sequence.
+ * Without: the slot's lock, taken inline.  A thread in lock mode stays on the
+ * slot it last found in a slow path (alloc_cpu_hint): asking the kernel for
+ * the CPU on every operation would cost more than the operation, any slot is
+ * correct under its lock, and a busy slot sends the thread to the slow path,
+ * which looks the CPU up again.
+ */
+static __always_inline void *slab_alloc_fast(struct kmem_cache *s)
+{
+	struct kmem_cache_cpu *c;
+	void *obj;
+
+#if defined(__x86_64__)
+	if (machine.rseq) {
+		if (likely(alloc_pinned_cpu < 0)) {
+			for (;;) {
+				/* rseq_usable(): every possible CPU id is a slot */
+				unsigned int cpu = rseq_cpu_id();
+				int r;
+
+				r = rseq_freelist_pop(&s->cpu_slab[cpu], cpu, s->offset, &obj);
+				if (likely(r == 0))
+					return obj;
+				if (r > 0)
+					break;
+			}
+		}
+		return NULL;
+	}
+#endif
+	c = &s->cpu_slab[alloc_cpu_hint];
+	if (likely(spin_trylock(&c->lock))) {
+		obj = c->freelist;
+		if (likely(obj))
+			c->freelist = get_freepointer(s, obj);
+		slot_unlock(c);
+		return obj;
+	}
+	return NULL;
+}
+
+/*
+ * __slab_free: cnt objects of one slab, chained head..tail through their
+ * free pointers, go back to the slab's own freelist (the kernel's
+ * __slab_free, with its list transitions).
+ */
+static __noinline void __slab_free(struct kmem_cache *s, struct slab *slab,
+				   void *head, void *tail, unsigned int cnt)
+{
+	struct kmem_cache_node *n = &s->node[slab->nid];
+	bool locked_n = false;
+	void *prior;
+
+again:
+	spin_lock(&slab->lock);
+	if (!locked_n && !slab->frozen && slab->inuse == cnt && slab->on_node_partial) {
+		/* it is going to be empty: list_lock comes first in lock order */
+		spin_unlock(&slab->lock);
+		spin_lock(&n->list_lock);
+		locked_n = true;
+		goto again;
+	}
+	prior = slab->freelist;
+	set_freepointer(s, tail, prior);
+	slab->freelist = head;
+	slab->inuse -= (uint16_t)cnt;
+	if (slab->frozen) {
+		spin_unlock(&slab->lock);
+		goto out;
+	}
+	if (!prior) {
+		/* it was full: onto this CPU's partial list */
+		spin_unlock(&slab->lock);
+		if (locked_n)
+			spin_unlock(&n->list_lock);
+		put_cpu_partial(s, slab);
+		return;
+	}
+	if (!slab->inuse && slab->on_node_partial && locked_n &&
+	    n->nr_partial >= s->min_partial) {
+		remove_partial(n, slab);
+		spin_unlock(&slab->lock);
+		spin_unlock(&n->list_lock);
+		discard_slab(s, slab);
+		return;
+	}
+	spin_unlock(&slab->lock);
+out:
+	if (locked_n)
+		spin_unlock(&n->list_lock);
+}
+
+struct pending {
+	struct slab *slab;
+	void *head, *tail;
+};
+
+/* Detach c's pending list (c locked); hand it to __slab_free unlocked. */
+static void take_pending(struct kmem_cache_cpu *c, struct pending *p)
+{
+	p->slab = c->pend_slab;
+	p->head = c->pend_head;
+	p->tail = c->pend_tail;
+	c->pend_slab = NULL;
+	c->pend_head = c->pend_tail = NULL;
+}
+
+static void flush_pending(struct kmem_cache *s, struct pending *p)
+{
+	unsigned int cnt = 0;
+
+	if (!p->slab)
+		return;
+	/* the pushes keep no count (one store commits them): walk the run */
+	for (void *o = p->head; o; o = get_freepointer(s, o))
+		cnt++;
+	__slab_free(s, p->slab, p->head, p->tail, cnt);
+}
+
+static __noinline void slab_free_slow(struct kmem_cache *s, struct slab *slab, void *obj)
+{
+	unsigned int cpu = slot_cpu();
+	struct kmem_cache_cpu *c = slot_lock(s, cpu);
+	struct pending old = { 0 };
+
+	if (c->slab == slab) {
+		set_freepointer(s, obj, c->freelist);
+		c->freelist = obj;
+		slot_unlock(c);
+		return;
+	}
+	if (c->pend_slab == slab) {
+		set_freepointer(s, obj, c->pend_head);
+		c->pend_head = obj;
+		slot_unlock(c);
+		return;
+	}
+	/* a new run starts: the old one goes back to its slab */
+	take_pending(c, &old);
+	set_freepointer(s, obj, NULL);
+	c->pend_slab = slab;
+	c->pend_head = c->pend_tail = obj;
+	slot_unlock(c);
+	flush_pending(s, &old);
+}
+
+/* The free fast path: true when done, false for slab_free_slow(). */
+static __always_inline bool slab_free_fast(struct kmem_cache *s, struct slab *slab, void *obj)
+{
+	struct kmem_cache_cpu *c;
+
+#if defined(__x86_64__)
+	if (machine.rseq) {
+		if (likely(alloc_pinned_cpu < 0)) {
+			for (;;) {
+				unsigned int cpu = rseq_cpu_id();
+				int r;
+
+				c = &s->cpu_slab[cpu];
+				r = rseq_freelist_push(c, cpu, s->offset, slab, obj);
+				if (likely(r == 0))
+					return true;
+				if (r < 0)
+					continue;
+				r = rseq_pending_push(c, cpu, s->offset, slab, obj);
+				if (likely(r == 0))
+					return true;
+				if (r > 0)
+					break;
+			}
+		}
+		return false;
+	}
+#endif
+	c = &s->cpu_slab[alloc_cpu_hint];
+	if (likely(spin_trylock(&c->lock))) {
+		if (likely(c->slab == slab)) {
+			set_freepointer(s, obj, c->freelist);
+			c->freelist = obj;
+			slot_unlock(c);
+			return true;
+		}
+		slot_unlock(c);
+	}
+	return false;
+}
+
+static __always_inline void do_slab_free(struct kmem_cache *s, struct slab *slab, void *obj)
+{
+	if (!slab_free_fast(s, slab, obj))
+		slab_free_slow(s, slab, obj);
+}
+
+/* ---- hooks ---- */
+static __noinline bool memcg_slab_post_alloc_hook(struct kmem_cache *s, gfp_t gfp, void *obj)
+{
+	struct slab *slab = virt_to_slab(obj, NULL);
+	struct slabobj_ext *v = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
+
+	if (!v) {
+		alloc_slab_obj_exts(slab);
+		v = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
+		if (!v)
+			return true;
+	}
+	return __memcg_slab_post_alloc_hook(s, gfp, &v[obj_to_index(s, slab, obj)],
+					    s->size + (unsigned int)sizeof(void *),
+					    s->reclaimable, slab->nid);
+}
+
+static __always_inline void memcg_slab_free_hook(struct kmem_cache *s, struct slab *slab,
+						 void *obj)
+{
+	struct slabobj_ext *v = slab->obj_exts;
+
+	if (likely(!v))
+		return;
+	v += obj_to_index(s, slab, obj);
+	if (v->objcg)
+		__memcg_slab_free_hook(s, v, s->size + (unsigned int)sizeof(void *),
+				       s->reclaimable, slab->nid);
+}
+
+/*
+ * Everything after the fast path that is not always needed: a refill,
+ * zeroing, the memcg hook (memcg_slab_post_alloc_hook: an object whose
+ * charge fails is freed and the allocation fails), the trace event.
+ */
+static __noinline void *slab_alloc_finish(struct kmem_cache *s, gfp_t gfp, uintptr_t caller,
+					  size_t orig_size, bool is_kmalloc, void *obj)
+{
+	bool accounted = (gfp & __GFP_ACCOUNT) || s->account;
+
+	if (!obj)
+		obj = slab_alloc_slow(s, gfp);
+	if (likely(obj)) {
+		if (gfp & __GFP_ZERO)
+			memset(obj, 0, s->object_size);
+		if (accounted && memcg_kmem_online_key &&
+		    !memcg_slab_post_alloc_hook(s, gfp, obj)) {
+			do_slab_free(s, virt_to_slab(obj, NULL), obj);
+			obj = NULL;
+		}
+	}
+	if (unlikely(trace_on)) {
+		if (is_kmalloc)
+			trace_kmalloc(caller, obj, orig_size, s->size, gfp,
+				      gfp & __GFP_ACCOUNT);
+		else
+			trace_kmem_cache_alloc(caller, obj, s, gfp, accounted);
+	}
+	return obj;
+}
+
+/* Rare work leaves the fast path as one tail call: no registers to save. */
+static __always_inline void *slab_alloc(struct kmem_cache *s, gfp_t gfp, uintptr_t caller,
+				       size_t orig_size, bool is_kmalloc)
+{
+	void *obj = slab_alloc_fast(s);
+
+	if (likely(obj) && likely(!((gfp & (__GFP_ZERO | __GFP_ACCOUNT)) | s->rare)))
+		return obj;
+	return slab_alloc_finish(s, gfp, caller, orig_size, is_kmalloc, obj);
+}
+
+/* The free with its hook and trace: kmem_cache_free's, or kfree's rare case. */
+static __noinline void slab_free_finish(struct kmem_cache *s, struct slab *slab,
+					void *obj, uintptr_t caller, bool is_kfree)
+{
+	if (unlikely(trace_on) && !is_kfree)
+		trace_kmem_cache_free(caller, obj, s);
+	if (memcg_kmem_online_key)
+		memcg_slab_free_hook(s, slab, obj);
+	do_slab_free(s, slab, obj);
+}
+
+struct slab *virt_to_slab(const void *addr, struct page **headp)
+{
+	struct page *page = __virt_to_page(addr);
+
+	if (!page)
+		return NULL;
+	if (page->kind == PAGE_KIND_TAIL)
+		page = page->head;
+	if (headp)
+		*headp = page;
+	return page->kind == PAGE_KIND_SLAB ? page->slab : NULL;
+}
+
+__noinline void *kmem_cache_alloc(struct kmem_cache *s, gfp_t gfp)
+{
+	return slab_alloc(s, gfp, _RET_IP_, s->object_size, false);
+}
+
+__noinline void kmem_cache_free(struct kmem_cache *s, void *obj)
+{
+	struct slab *slab = virt_to_slab(obj, NULL);
+
+	if (unlikely(!slab || slab->cache != s ||
+		     ((char *)obj - slab->base) % s->size))
+		return;		/* not an object of s: refuse rather than corrupt */
+	slab_free_finish(s, slab, obj, _RET_IP_, false);
+}
+
+/* ---- kmalloc's entry points: here, so the fast paths inline ---- */
+static __always_inline void *__kmalloc(size_t size, gfp_t gfp, uintptr_t caller)
+{
+	struct kmem_cache *s;
+
+	if (unlikely(size - 1 >= KMALLOC_MAX_CACHE_SIZE)) {
+		if (!size)
+			return ZERO_SIZE_PTR;
+		return kmalloc_large(size, gfp, caller);
+	}
+	if (likely(!(gfp & (__GFP_RECLAIMABLE | __GFP_ACCOUNT))))
+		s = kmalloc_caches[KMALLOC_NORMAL][__kmalloc_index(size)];
+	else
+		s = kmalloc_caches[kmalloc_type_of_bits[gfp_type_bits(gfp)]][__kmalloc_index(size)];
+	return slab_alloc(s, gfp, caller, size, true);
+}
+
+__noinline void *kmalloc(size_t size, gfp_t gfp)
+{
+	return __kmalloc(size, gfp, _RET_IP_);
+}
+
+__noinline void *kzalloc(size_t size, gfp_t gfp)
+{
+	return __kmalloc(size, gfp | __GFP_ZERO, _RET_IP_);
+}
+
+static __always_inline void __kfree(const void *obj, uintptr_t caller)
+{
+	uintptr_t off = (uintptr_t)obj - (uintptr_t)machine.base;
+	struct page *page;
+	struct slab *slab;
+
+	/* NULL, ZERO_SIZE_PTR and anything outside the arena: nothing to do */
+	if (unlikely(off >= machine.size))
+		return;
+	page = &machine.pages[off >> machine.page_shift];
+	if (page->kind == PAGE_KIND_TAIL)
+		page = page->head;
+	if (unlikely(page->kind != PAGE_KIND_SLAB)) {
+		free_large_kmalloc(page, obj);
+		return;
+	}
+	slab = page->slab;
+	if (unlikely(slab->obj_exts)) {
+		slab_free_finish(slab->cache, slab, (void *)obj, caller, true);
+		return;
+	}
+	if (!slab_free_fast(slab->cache, slab, (void *)obj))
+		slab_free_slow(slab->cache, slab, (void *)obj);
+}
+
+/* kfree with its trace event: the event fires before the NULL check. */
+static __noinline void kfree_traced(const void *obj, uintptr_t caller)
+{
+	trace_kfree(caller, obj);
+	__kfree(obj, caller);
+}
+
+__noinline void kfree(const void *obj)
+{
+	if (unlikely(trace_on)) {
+		kfree_traced(obj, _RET_IP_);
+		return;
+	}
+	__kfree(obj, _RET_IP_);
+}
+
+struct kmem_cache *alloc_object_cache(const void *addr, bool *large)
+{
+	struct page *head = NULL;
+	struct slab *slab = virt_to_slab(addr, &head);
+
+	if (large)
+		*large = false;
+	if (!slab) {
+		if (head && head->kind == PAGE_KIND_LARGE_KMALLOC &&
+		    page_address(head) == addr && large)
+			*large = true;
+		return NULL;
+	}
+	if (((const char *)addr - slab->base) % slab->cache->size ||
+	    (unsigned int)(((const char *)addr - slab->base) / slab->cache->size) >= slab->objects)
+		return NULL;
+	return slab->cache;
+}
+
+/* ---- flushing, shrinking, destroying ---- */
+void flush_all(struct kmem_cache *s)
+{
+	for (unsigned int cpu = 0; cpu < machine.cpus; cpu++) {
+		struct kmem_cache_cpu *c = slot_lock(s, cpu);
+		struct slab *slab = c->slab, *partial = c->partial, *discard = NULL;
+		void *fl = c->freelist;
+		struct pending pend;
+
+		take_pending(c, &pend);
+		c->slab = NULL;
+		c->freelist = NULL;
+		c->partial = NULL;
+		slot_unlock(c);
+		/* pending objects first: the CPU slab may be theirs */
+		flush_pending(s, &pend);
+		if (slab)
+			discard = deactivate_slab(s, slab, fl);
+		if (discard)
+			discard_slab(s, discard);
+		if (partial)
+			__put_partials(s, partial);
+	}
+}
+
+int kmem_cache_shrink(struct kmem_cache *s)
+{
+	int freed = 0;
+
+	flush_all(s);
+	for (unsigned int i = 0; i < machine.nodes; i++) {
+		struct kmem_cache_node *n = &s->node[i];
+		struct slab *discard = NULL;
+
+		spin_lock(&n->list_lock);
+		if (n->partial) {
+			struct slab *slab = n->partial;
+			unsigned long nr = n->nr_partial;
+
+			for (unsigned long k = 0; k < nr; k++) {
+				struct slab *next = slab->next;
+
+				spin_lock(&slab->lock);
+				if (!slab->inuse) {
+					remove_partial(n, slab);
+					slab->next = discard;
+					discard = slab;
+				}
+				spin_unlock(&slab->lock);
+				slab = next;
+			}
+		}
+		spin_unlock(&n->list_lock);
+		while (discard) {
+			struct slab *slab = discard;
+
+			discard = slab->next;
+			discard_slab(s, slab);
+			freed++;
+		}
+	}
+	return freed;
+}
+
+void slab_update_rare(void)
+{
+	pthread_mutex_lock(&slab_mutex);
+	for (struct kmem_cache *s = slab_caches; s; s = s->next)
+		WRITE_ONCE(s->rare, s->account || trace_on);
+	pthread_mutex_unlock(&slab_mutex);
+}
+
+void kmem_cache_shrink_all(void)
+{
+	pthread_mutex_lock(&slab_mutex);
+	for (struct kmem_cache *s = slab_caches; s; s = s->next)
+		kmem_cache_shrink(s);
+	pthread_mutex_unlock(&slab_mutex);
+}
+
+int kmem_cache_destroy(struct kmem_cache *s)
+{
+	struct kmem_cache **pp;
+
+	if (!s)
+		return 0;
+	if (s->kmalloc)
+		return -EPERM;
+	pthread_mutex_lock(&slab_mutex);
+	kmem_cache_shrink(s);
+	for (unsigned int i = 0; i < machine.nodes; i++) {
+		if (atomic_load(&s->node[i].nr_slabs)) {
+			pthread_mutex_unlock(&slab_mutex);
+			return -EBUSY;
+		}
+	}
+	for (pp = &slab_caches; *pp; pp = &(*pp)->next) {
+		if (*pp == s) {
+			*pp = s->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&slab_mutex);
+	kmem_cache_free_struct(s);
+	return 0;
+}
+
+unsigned long cache_free_on_node_partial(struct kmem_cache *s)
+{
+	unsigned long nr_free = 0;
+
+	for (unsigned int i = 0; i < machine.nodes; i++) {
+		struct kmem_cache_node *n = &s->node[i];
+
+		spin_lock(&n->list_lock);
+		if (n->partial) {
+			struct slab *slab = n->partial;
+
+			do {
+				nr_free += slab->objects - READ_ONCE(slab->inuse);
+				slab = slab->next;
+			} while (slab != n->partial);
+		}
+		spin_unlock(&n->list_lock);
+	}
+	return nr_free;
+}
