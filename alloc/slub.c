@@ -367,7 +367,15 @@ static struct slab *new_slab(struct kmem_cache *s, gfp_t gfp)
 
 	if (s->reclaimable)
 		pgfp |= __GFP_RECLAIMABLE;
-	page = __alloc_pages(pgfp | __GFP_NOWARN | __GFP_NORETRY, order, PAGE_KIND_SLAB);
+	{
+		/* allocate_slab(): the preferred order may fail quietly, and
+		 * without direct reclaim when a smaller order would do */
+		gfp_t first = (pgfp | __GFP_NOWARN | __GFP_NORETRY) & ~__GFP_NOFAIL;
+
+		if ((first & __GFP_DIRECT_RECLAIM) && order > s->min_order)
+			first = (first | __GFP_NOMEMALLOC) & ~__GFP_RECLAIM;
+		page = __alloc_pages(first, order, PAGE_KIND_SLAB);
+	}
 	if (!page && s->min_order < order) {
 		order = s->min_order;
 		objects = s->min_objects;
