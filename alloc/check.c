@@ -151,12 +151,14 @@ static int check_locked(char *msg, size_t len)
 				goto out;
 			}
 			memset(seen, 0, slab->objects);
+			spin_lock(&slab->lock);
 			nfree = walk_freelist(s, slab, slab->freelist, seen);
 			for (unsigned int c = 0; c < machine.cpus; c++) {
 				struct kmem_cache_cpu *cc = &s->cpu_slab[c];
 
 				if (cc->slab == slab) {
 					if (on_cpu) {
+						spin_unlock(&slab->lock);
 						ret = fail(msg, len, "%s: slab %lu is two CPUs' slab", s->name, pfn);
 						goto out;
 					}
@@ -166,32 +168,30 @@ static int check_locked(char *msg, size_t len)
 				if (cc->pend_slab == slab) {
 					long np = walk_freelist(s, slab, cc->pend_head, seen);
 
-					npend = np < 0 ? -1 : npend + np;
+					if (np != (long)cc->pend_count)
+						np = -1;
+					npend = np < 0 || npend < 0 ? -1 : npend + np;
 				}
 				for (struct slab *q = cc->partial; q; q = q->next)
 					if (q == slab)
 						on_cpu_partial = true;
 			}
+			spin_unlock(&slab->lock);
 			if (nfree < 0 || ncpu < 0 || npend < 0) {
 				ret = fail(msg, len, "%s: slab %lu: corrupt freelist", s->name, pfn);
 				goto out;
 			}
-			if (on_cpu != !!slab->frozen) {
-				ret = fail(msg, len, "%s: slab %lu: frozen %u but CPU slab %d",
-					   s->name, pfn, slab->frozen, on_cpu);
+			/* a slab leaving or joining a CPU may be frozen for a moment */
+			if (on_cpu && !slab->frozen) {
+				ret = fail(msg, len, "%s: slab %lu: a CPU slab that is not frozen",
+					   s->name, pfn);
 				goto out;
 			}
-			if (on_cpu) {
-				if (slab->inuse != slab->objects ||
-				    nfree + ncpu + npend > slab->objects) {
-					ret = fail(msg, len, "%s: CPU slab %lu: inuse %u free %ld+%ld of %u",
-						   s->name, pfn, slab->inuse, nfree, ncpu, slab->objects);
-					goto out;
-				}
-			} else if (slab->inuse + nfree != slab->objects ||
-				   npend > slab->inuse) {
-				ret = fail(msg, len, "%s: slab %lu: inuse %u + free %ld != %u",
-					   s->name, pfn, slab->inuse, nfree, slab->objects);
+			/* the CPU's own freelist and pending runs are counted in inuse */
+			if (slab->inuse + nfree != slab->objects || ncpu + npend > slab->inuse ||
+			    (!slab->frozen && ncpu)) {
+				ret = fail(msg, len, "%s: slab %lu: inuse %u + free %ld != %u (cpu %ld, pending %ld)",
+					   s->name, pfn, slab->inuse, nfree, slab->objects, ncpu, npend);
 				goto out;
 			}
 			if (slab->on_node_partial) {
@@ -238,6 +238,7 @@ int alloc_check(char *msg, size_t len)
 	if (msg && len)
 		msg[0] = '\0';
 	pthread_mutex_lock(&slab_mutex);
+	pthread_rwlock_wrlock(&slab_life_lock);
 	for (struct kmem_cache *s = slab_caches; s; s = s->next) {
 		for (unsigned int c = 0; c < machine.cpus; c++) {
 			spin_lock(&s->cpu_slab[c].lock);
@@ -256,6 +257,7 @@ int alloc_check(char *msg, size_t len)
 		for (unsigned int c = 0; c < machine.cpus; c++)
 			spin_unlock(&s->cpu_slab[c].lock);
 	}
+	pthread_rwlock_unlock(&slab_life_lock);
 	pthread_mutex_unlock(&slab_mutex);
 	return ret;
 }

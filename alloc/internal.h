@@ -4,6 +4,7 @@
  *
  * Lock order (outermost first):
  *   slab_mutex (cache list, create/destroy)
+ *     slab_life_lock (a slab being made or discarded; alloc_check)
  *     kmem_cache_cpu.lock (one CPU slot of one cache)
  *       kmem_cache_node.list_lock
  *         slab.lock
@@ -89,11 +90,13 @@ struct machine {
 	unsigned long nr_pages;
 	struct page *pages;		/* side table, indexed by pfn */
 	struct slab *slabs;		/* slab side table, indexed by head pfn */
-	size_t table_len, slab_table_len;
+	struct slab **slab_of;		/* every page's slab or NULL: kfree's lookup */
+	size_t table_len, slab_table_len, slab_of_len;
 	unsigned int cpus, nodes, cache_line;
 	unsigned int slub_min_order, slub_max_order, slub_min_objects;
 	unsigned long pages_per_node;
 	bool rseq;			/* per-CPU fast paths in rseq */
+	uint32_t rseq_gen;		/* alloc_thread_gen of rseq threads; ~0 without rseq */
 	struct zone zone;
 	struct timespec boot;
 };
@@ -103,6 +106,23 @@ extern bool machine_up;
 
 /* ---- restartable sequences ---- */
 extern __thread int alloc_pinned_cpu;	/* -1: not pinned */
+/*
+ * machine.rseq_gen when this thread runs the rseq fast paths (rseq machine,
+ * thread not pinned), anything else otherwise: one test on the fast path.
+ * Set by the slow paths (thread_rseq_refresh), reset by pinning.
+ */
+extern __thread uint32_t alloc_thread_gen;
+
+static inline bool thread_uses_rseq(void)
+{
+	return alloc_thread_gen == machine.rseq_gen;
+}
+
+static inline void thread_rseq_refresh(void)
+{
+	if (machine.rseq && alloc_pinned_cpu < 0)
+		alloc_thread_gen = machine.rseq_gen;
+}
 extern ptrdiff_t alloc_rseq_offset;
 
 struct rseq_abi {
@@ -182,7 +202,8 @@ struct slab {
 
 /*
  * Layout the restartable sequences know: freelist at 0, slab at 8, lock at
- * 16, pend_head at 24, pend_slab at 32.
+ * 16, pend_head at 24, pend_count at 32 (the two stored by one 16-byte
+ * commit), pend_slab at 40.
  *
  * pend_*: objects freed on this CPU to one slab that is not the CPU slab,
  * chained through their free pointers and handed back to that slab in one
@@ -199,6 +220,7 @@ struct kmem_cache_cpu {
 	_Atomic uint32_t lock;
 	uint32_t pad;
 	void *pend_head;
+	unsigned long pend_count;
 	struct slab *pend_slab;
 	void *pend_tail;
 	struct slab *partial;
@@ -256,6 +278,7 @@ void *kmalloc_large(size_t size, gfp_t gfp, uintptr_t caller);
 void free_large_kmalloc(struct page *page, const void *obj);
 
 extern pthread_mutex_t slab_mutex;
+extern pthread_rwlock_t slab_life_lock;
 /* Recompute every cache's 'rare' (tracing switched). */
 void slab_update_rare(void);
 extern struct kmem_cache *slab_caches;

@@ -110,8 +110,6 @@ static int new_kmalloc_cache(unsigned int idx, enum kmalloc_cache_type type)
 
 	if (align < ARCH_KMALLOC_MINALIGN)
 		align = ARCH_KMALLOC_MINALIGN;
-	if (align > machine.page_size)
-		align = machine.page_size;
 	kmalloc_name(name, sizeof(name), type, size);
 	kmalloc_caches[type][idx] = __kmem_cache_create(name, size, align,
 			type_flags[type] | SLAB_NO_MERGE, true, &err);

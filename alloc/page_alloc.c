@@ -27,6 +27,8 @@
 struct machine machine;
 bool machine_up;
 __thread int alloc_pinned_cpu = -1;
+__thread uint32_t alloc_thread_gen;
+static uint32_t rseq_generation;
 ptrdiff_t alloc_rseq_offset;
 
 void spin_lock_slow(_Atomic uint32_t *l)
@@ -146,6 +148,7 @@ int alloc_pin_cpu(int cpu)
 		return -EINVAL;
 	alloc_pinned_cpu = cpu;
 	alloc_cpu_hint = cpu >= 0 ? (unsigned int)cpu : 0;
+	alloc_thread_gen = 0;	/* back through a slow path, which decides */
 	return 0;
 }
 
@@ -395,10 +398,14 @@ int alloc_init(const struct alloc_config *cfg)
 	machine.table_len = ALIGN(machine.nr_pages * sizeof(struct page), (size_t)4096);
 	machine.pages = mmap(NULL, machine.table_len, PROT_READ | PROT_WRITE,
 			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	machine.slab_of_len = ALIGN(machine.nr_pages * sizeof(struct slab *), (size_t)4096);
+	machine.slab_of = mmap(NULL, machine.slab_of_len, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	machine.slab_table_len = ALIGN(machine.nr_pages * sizeof(struct slab), (size_t)4096);
 	machine.slabs = mmap(NULL, machine.slab_table_len, PROT_READ | PROT_WRITE,
 			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (machine.pages == MAP_FAILED || machine.slabs == MAP_FAILED) {
+	if (machine.pages == MAP_FAILED || machine.slabs == MAP_FAILED ||
+	    machine.slab_of == MAP_FAILED) {
 		ret = -ENOMEM;
 		goto out_unmap;
 	}
@@ -423,6 +430,10 @@ int alloc_init(const struct alloc_config *cfg)
 	}
 #endif
 
+	/* odd and never 0, so a thread's zeroed TLS never matches */
+	rseq_generation += 2;
+	machine.rseq_gen = machine.rseq ? (rseq_generation | 1) : UINT32_MAX;
+
 	ret = trace_init(cfg->trace_entries);
 	if (ret)
 		goto out_unmap;
@@ -440,6 +451,8 @@ out_unmap:
 		munmap(machine.pages, machine.table_len);
 	if (machine.slabs && machine.slabs != MAP_FAILED)
 		munmap(machine.slabs, machine.slab_table_len);
+	if (machine.slab_of && machine.slab_of != MAP_FAILED)
+		munmap(machine.slab_of, machine.slab_of_len);
 	munmap(machine.map, machine.map_len);
 	memset(&machine, 0, sizeof(machine));
 	return ret;
@@ -462,6 +475,7 @@ void alloc_exit(void)
 	trace_exit();
 	munmap(machine.pages, machine.table_len);
 	munmap(machine.slabs, machine.slab_table_len);
+	munmap(machine.slab_of, machine.slab_of_len);
 	munmap(machine.map, machine.map_len);
 	pthread_mutex_destroy(&machine.zone.lock);
 	memset(&machine, 0, sizeof(machine));

@@ -26,6 +26,12 @@
 #include <sys/rseq.h>
 
 pthread_mutex_t slab_mutex = PTHREAD_MUTEX_INITIALIZER;
+/*
+ * Held for reading from a slab's creation until it is installed somewhere,
+ * and while one is discarded; alloc_check() holds it for writing, so it never
+ * sees a slab half made or half gone.  Slow paths only.
+ */
+pthread_rwlock_t slab_life_lock = PTHREAD_RWLOCK_INITIALIZER;
 struct kmem_cache *slab_caches;
 
 static inline void *get_freepointer(const struct kmem_cache *s, void *obj)
@@ -205,7 +211,7 @@ struct kmem_cache *__kmem_cache_create(const char *name, unsigned int size,
 	}
 	if (!name || !*name || strlen(name) >= sizeof(s->name) ||
 	    !size || size > KMALLOC_MAX_SIZE || (flags & ~SLAB_FLAGS_PERMITTED) ||
-	    (align & (align - 1)) || align > machine.page_size)
+	    (align & (align - 1)) || align > KMALLOC_MAX_SIZE)
 		goto fail;
 	s = calloc(1, sizeof(*s));
 	if (!s) {
@@ -390,6 +396,8 @@ static struct slab *new_slab(struct kmem_cache *s, gfp_t gfp)
 	slab->objects = (uint16_t)objects;
 	slab->nid = (uint8_t)page_to_nid(page);
 	page->slab = slab;
+	for (unsigned long i = 0, pfn = page_to_pfn(page); i < (1ul << order); i++)
+		machine.slab_of[pfn + i] = slab;
 
 	p = slab->base;
 	for (unsigned int i = 0; i + 1 < objects; i++, p += s->size)
@@ -410,12 +418,16 @@ static void discard_slab(struct kmem_cache *s, struct slab *slab)
 	struct page *page = virt_to_page(slab->base);
 	struct slabobj_ext *v = slab->obj_exts;
 
+	pthread_rwlock_rdlock(&slab_life_lock);
 	atomic_fetch_sub(&s->node[slab->nid].nr_slabs, 1);
 	atomic_fetch_sub(&s->node[slab->nid].total_objects, (long)slab->objects);
 	slab->cache = NULL;
 	slab->obj_exts = NULL;
 	page->slab = NULL;
+	for (unsigned long i = 0, pfn = page_to_pfn(page); i < (1ul << page->order); i++)
+		machine.slab_of[pfn + i] = NULL;
 	__free_pages_kind(page, page->order);
+	pthread_rwlock_unlock(&slab_life_lock);
 	if (v)
 		kfree(v);
 }
@@ -603,9 +615,13 @@ load:
 static __noinline void *slab_alloc_slow(struct kmem_cache *s, gfp_t gfp)
 {
 	unsigned int cpu = slot_cpu();
-	struct kmem_cache_cpu *c = slot_lock(s, cpu);
+	struct kmem_cache_cpu *c;
 	struct slab *slab, *old, *discard = NULL;
-	void *obj = c->freelist, *oldfl;
+	void *obj, *oldfl;
+
+	thread_rseq_refresh();
+	c = slot_lock(s, cpu);
+	obj = c->freelist;
 
 	if (obj) {
 		c->freelist = get_freepointer(s, obj);
@@ -617,9 +633,12 @@ static __noinline void *slab_alloc_slow(struct kmem_cache *s, gfp_t gfp)
 	if (obj)
 		return obj;
 
+	pthread_rwlock_rdlock(&slab_life_lock);
 	slab = new_slab(s, gfp);
-	if (!slab)
+	if (!slab) {
+		pthread_rwlock_unlock(&slab_life_lock);
 		return NULL;
+	}
 	obj = freeze_slab(slab);
 	cpu = slot_cpu();
 	c = slot_lock(s, cpu);
@@ -630,6 +649,7 @@ static __noinline void *slab_alloc_slow(struct kmem_cache *s, gfp_t gfp)
 	if (old)
 		discard = deactivate_slab(s, old, oldfl);
 	slot_unlock(c);
+	pthread_rwlock_unlock(&slab_life_lock);
 	if (discard)
 		discard_slab(s, discard);
 	return obj;
@@ -728,10 +748,47 @@ slow:										\
 	return 1;								\
 }
 
-_Static_assert(__builtin_offsetof(struct kmem_cache_cpu, pend_head) == 24, "rseq layout");
-_Static_assert(__builtin_offsetof(struct kmem_cache_cpu, pend_slab) == 32, "rseq layout");
 DEFINE_RSEQ_PUSH(rseq_freelist_push, 0, 8)
-DEFINE_RSEQ_PUSH(rseq_pending_push, 24, 32)
+
+_Static_assert(__builtin_offsetof(struct kmem_cache_cpu, pend_head) == 24, "rseq layout");
+_Static_assert(__builtin_offsetof(struct kmem_cache_cpu, pend_count) == 32, "rseq layout");
+_Static_assert(__builtin_offsetof(struct kmem_cache_cpu, pend_slab) == 40, "rseq layout");
+
+/*
+ * Push obj onto the pending run if the run is for 'slab': the new head and
+ * count are committed together by one 16-byte store.
+ */
+static __always_inline int rseq_pending_push(struct kmem_cache_cpu *c, unsigned int cpu,
+					     unsigned long offset, struct slab *slab,
+					     void *obj)
+{
+	__asm__ __volatile__ goto(
+		RSEQ_CS_TABLE
+		"cmpl $0, 16(%[c])\n\t"
+		"jnz %l[slow]\n\t"
+		"cmpq %[slab], 40(%[c])\n\t"
+		"jnz %l[slow]\n\t"
+		"movq 24(%[c]), %%rax\n\t"
+		"movq %%rax, (%[obj], %[off])\n\t"
+		"movq 32(%[c]), %%rax\n\t"
+		"incq %%rax\n\t"
+		"movq %[obj], %%xmm0\n\t"
+		"movq %%rax, %%xmm1\n\t"
+		"punpcklqdq %%xmm1, %%xmm0\n\t"
+		"movups %%xmm0, 24(%[c])\n\t"
+		"2:\n\t"
+		RSEQ_CS_ABORT
+		:
+		: [cpu] "r"(cpu), [rseq_off] "r"(alloc_rseq_offset), [c] "r"(c),
+		  [off] "r"(offset), [slab] "r"(slab), [obj] "r"(obj)
+		: "memory", "cc", "rax", "xmm0", "xmm1"
+		: slow, abort);
+	return 0;
+abort:
+	return -1;
+slow:
+	return 1;
+}
 #endif
 
 /*
@@ -748,23 +805,22 @@ static __always_inline void *slab_alloc_fast(struct kmem_cache *s)
 	void *obj;
 
 #if defined(__x86_64__)
-	if (machine.rseq) {
-		if (likely(alloc_pinned_cpu < 0)) {
-			for (;;) {
-				/* rseq_usable(): every possible CPU id is a slot */
-				unsigned int cpu = rseq_cpu_id();
-				int r;
+	if (likely(thread_uses_rseq())) {
+		for (;;) {
+			/* rseq_usable(): every possible CPU id is a slot */
+			unsigned int cpu = rseq_cpu_id();
+			int r;
 
-				r = rseq_freelist_pop(&s->cpu_slab[cpu], cpu, s->offset, &obj);
-				if (likely(r == 0))
-					return obj;
-				if (r > 0)
-					break;
-			}
+			r = rseq_freelist_pop(&s->cpu_slab[cpu], cpu, s->offset, &obj);
+			if (likely(r == 0))
+				return obj;
+			if (r > 0)
+				return NULL;
 		}
-		return NULL;
 	}
 #endif
+	if (unlikely(machine.rseq))
+		return NULL;	/* pinned, or the thread's first call: slow path */
 	c = &s->cpu_slab[alloc_cpu_hint];
 	if (likely(spin_trylock(&c->lock))) {
 		obj = c->freelist;
@@ -830,6 +886,7 @@ out:
 struct pending {
 	struct slab *slab;
 	void *head, *tail;
+	unsigned long cnt;
 };
 
 /* Detach c's pending list (c locked); hand it to __slab_free unlocked. */
@@ -838,27 +895,26 @@ static void take_pending(struct kmem_cache_cpu *c, struct pending *p)
 	p->slab = c->pend_slab;
 	p->head = c->pend_head;
 	p->tail = c->pend_tail;
+	p->cnt = c->pend_count;
 	c->pend_slab = NULL;
 	c->pend_head = c->pend_tail = NULL;
+	c->pend_count = 0;
 }
 
 static void flush_pending(struct kmem_cache *s, struct pending *p)
 {
-	unsigned int cnt = 0;
-
-	if (!p->slab)
-		return;
-	/* the pushes keep no count (one store commits them): walk the run */
-	for (void *o = p->head; o; o = get_freepointer(s, o))
-		cnt++;
-	__slab_free(s, p->slab, p->head, p->tail, cnt);
+	if (p->slab)
+		__slab_free(s, p->slab, p->head, p->tail, (unsigned int)p->cnt);
 }
 
 static __noinline void slab_free_slow(struct kmem_cache *s, struct slab *slab, void *obj)
 {
 	unsigned int cpu = slot_cpu();
-	struct kmem_cache_cpu *c = slot_lock(s, cpu);
+	struct kmem_cache_cpu *c;
 	struct pending old = { 0 };
+
+	thread_rseq_refresh();
+	c = slot_lock(s, cpu);
 
 	if (c->slab == slab) {
 		set_freepointer(s, obj, c->freelist);
@@ -869,6 +925,7 @@ static __noinline void slab_free_slow(struct kmem_cache *s, struct slab *slab, v
 	if (c->pend_slab == slab) {
 		set_freepointer(s, obj, c->pend_head);
 		c->pend_head = obj;
+		c->pend_count++;
 		slot_unlock(c);
 		return;
 	}
@@ -877,6 +934,7 @@ static __noinline void slab_free_slow(struct kmem_cache *s, struct slab *slab, v
 	set_freepointer(s, obj, NULL);
 	c->pend_slab = slab;
 	c->pend_head = c->pend_tail = obj;
+	c->pend_count = 1;
 	slot_unlock(c);
 	flush_pending(s, &old);
 }
@@ -887,28 +945,27 @@ static __always_inline bool slab_free_fast(struct kmem_cache *s, struct slab *sl
 	struct kmem_cache_cpu *c;
 
 #if defined(__x86_64__)
-	if (machine.rseq) {
-		if (likely(alloc_pinned_cpu < 0)) {
-			for (;;) {
-				unsigned int cpu = rseq_cpu_id();
-				int r;
+	if (likely(thread_uses_rseq())) {
+		for (;;) {
+			unsigned int cpu = rseq_cpu_id();
+			int r;
 
-				c = &s->cpu_slab[cpu];
-				r = rseq_freelist_push(c, cpu, s->offset, slab, obj);
-				if (likely(r == 0))
-					return true;
-				if (r < 0)
-					continue;
-				r = rseq_pending_push(c, cpu, s->offset, slab, obj);
-				if (likely(r == 0))
-					return true;
-				if (r > 0)
-					break;
-			}
+			c = &s->cpu_slab[cpu];
+			r = rseq_freelist_push(c, cpu, s->offset, slab, obj);
+			if (likely(r == 0))
+				return true;
+			if (r < 0)
+				continue;
+			r = rseq_pending_push(c, cpu, s->offset, slab, obj);
+			if (likely(r == 0))
+				return true;
+			if (r > 0)
+				return false;
 		}
-		return false;
 	}
 #endif
+	if (unlikely(machine.rseq))
+		return false;
 	c = &s->cpu_slab[alloc_cpu_hint];
 	if (likely(spin_trylock(&c->lock))) {
 		if (likely(c->slab == slab)) {
@@ -1075,14 +1132,12 @@ static __always_inline void __kfree(const void *obj, uintptr_t caller)
 	/* NULL, ZERO_SIZE_PTR and anything outside the arena: nothing to do */
 	if (unlikely(off >= machine.size))
 		return;
-	page = &machine.pages[off >> machine.page_shift];
-	if (page->kind == PAGE_KIND_TAIL)
-		page = page->head;
-	if (unlikely(page->kind != PAGE_KIND_SLAB)) {
+	slab = machine.slab_of[off >> machine.page_shift];
+	if (unlikely(!slab)) {
+		page = compound_head(&machine.pages[off >> machine.page_shift]);
 		free_large_kmalloc(page, obj);
 		return;
 	}
-	slab = page->slab;
 	if (unlikely(slab->obj_exts)) {
 		slab_free_finish(slab->cache, slab, (void *)obj, caller, true);
 		return;
