@@ -97,6 +97,10 @@ static int flags_parse(const char *s, unsigned int *out,
 
 	if (!s || !*s)
 		return -EINVAL;
+	if (!strcmp(s, "none")) {
+		*out = 0;
+		return 0;
+	}
 	for (;;) {
 		const char *end = strchr(p, '|');
 		size_t l = end ? (size_t)(end - p) : strlen(p);

@@ -286,7 +286,7 @@ extern struct kmem_cache *slab_caches;
 struct slab *virt_to_slab(const void *addr, struct page **headp);
 int kmalloc_init(void);
 void kmalloc_exit(void);
-void flush_all(struct kmem_cache *s);
+int flush_all(struct kmem_cache *s);
 unsigned long cache_free_on_node_partial(struct kmem_cache *s);
 void kmem_cache_free_struct(struct kmem_cache *s);
 

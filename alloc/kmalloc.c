@@ -84,6 +84,8 @@ static unsigned int get_order_sz(size_t size)
 
 size_t kmalloc_size_roundup(size_t size)
 {
+	if (!size)
+		return 0;
 	if (size && size <= KMALLOC_MAX_CACHE_SIZE)
 		return kmalloc_size(__kmalloc_index(size));
 	if (size > KMALLOC_MAX_SIZE)

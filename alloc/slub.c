@@ -466,9 +466,10 @@ static struct slab *deactivate_slab(struct kmem_cache *s, struct slab *slab, voi
 }
 
 /* Move a detached CPU-partial list to the node lists; free what is empty. */
-static void __put_partials(struct kmem_cache *s, struct slab *list)
+static int __put_partials(struct kmem_cache *s, struct slab *list)
 {
 	struct slab *discard = NULL;
+	int freed = 0;
 
 	while (list) {
 		struct slab *slab = list;
@@ -491,7 +492,9 @@ static void __put_partials(struct kmem_cache *s, struct slab *list)
 
 		discard = slab->next;
 		discard_slab(s, slab);
+		freed++;
 	}
+	return freed;
 }
 
 static void put_cpu_partial(struct kmem_cache *s, struct slab *slab)
@@ -683,31 +686,32 @@ _Static_assert(__builtin_offsetof(struct kmem_cache_cpu, lock) == 16, "rseq layo
 	"jmp %l[abort]\n\t"						\
 	".popsection\n\t"
 
-/* Pop the CPU freelist: 0 and *out set, 1 for the slow path, -1 to retry. */
+/*
+ * Pop the CPU freelist: 0 and *out set, 1 for the slow path, -1 to retry.
+ * The object leaves through memory, as librseq's sequences do, not as an
+ * asm goto output: built with gcc 12 and -fsanitize=address, the output
+ * form handed out an "object" just past the cpu_slab array.
+ */
 static __always_inline int rseq_freelist_pop(struct kmem_cache_cpu *c, unsigned int cpu,
 					     unsigned long offset, void **out)
 {
-	void *obj;
-
 	__asm__ __volatile__ goto(
 		RSEQ_CS_TABLE
 		"cmpl $0, 16(%[c])\n\t"
 		"jnz %l[slow]\n\t"
-		"movq (%[c]), %[obj]\n\t"
-		"testq %[obj], %[obj]\n\t"
+		"movq (%[c]), %%r11\n\t"
+		"testq %%r11, %%r11\n\t"
 		"jz %l[slow]\n\t"
-		"movq (%[obj], %[off]), %%rax\n\t"
+		"movq (%%r11, %[off]), %%rax\n\t"
 		"movq %%rax, (%[c])\n\t"
 		"2:\n\t"
+		"movq %%r11, %[out]\n\t"
 		RSEQ_CS_ABORT
-		: [obj] "=&r"(obj)
+		:
 		: [cpu] "r"(cpu), [rseq_off] "r"(alloc_rseq_offset), [c] "r"(c),
-		  [off] "r"(offset)
-		: "memory", "cc", "rax"
+		  [off] "r"(offset), [out] "m"(*out)
+		: "memory", "cc", "rax", "r11"
 		: slow, abort);
-	if (!obj)
-		__builtin_unreachable();	/* the sequence tested it */
-	*out = obj;
 	return 0;
 abort:
 	return -1;
@@ -819,8 +823,9 @@ static __always_inline void *slab_alloc_fast(struct kmem_cache *s)
 		}
 	}
 #endif
-	if (unlikely(machine.rseq))
-		return NULL;	/* pinned, or the thread's first call: slow path */
+	/* pinned, the thread's first call, or a hint from an older machine */
+	if (unlikely(machine.rseq) || unlikely(alloc_cpu_hint >= machine.cpus))
+		return NULL;
 	c = &s->cpu_slab[alloc_cpu_hint];
 	if (likely(spin_trylock(&c->lock))) {
 		obj = c->freelist;
@@ -964,7 +969,7 @@ static __always_inline bool slab_free_fast(struct kmem_cache *s, struct slab *sl
 		}
 	}
 #endif
-	if (unlikely(machine.rseq))
+	if (unlikely(machine.rseq) || unlikely(alloc_cpu_hint >= machine.cpus))
 		return false;
 	c = &s->cpu_slab[alloc_cpu_hint];
 	if (likely(spin_trylock(&c->lock))) {
@@ -1182,35 +1187,48 @@ struct kmem_cache *alloc_object_cache(const void *addr, bool *large)
 }
 
 /* ---- flushing, shrinking, destroying ---- */
-void flush_all(struct kmem_cache *s)
+/*
+ * flush_all - empty every CPU slot of s: pending runs first (a run handed
+ * back to a full slab puts it on the current CPU's partial list), then the
+ * CPU slabs and CPU-partial lists.  Returns the number of slabs discarded.
+ */
+int flush_all(struct kmem_cache *s)
 {
+	int freed = 0;
+
+	for (unsigned int cpu = 0; cpu < machine.cpus; cpu++) {
+		struct kmem_cache_cpu *c = slot_lock(s, cpu);
+		struct pending pend;
+
+		take_pending(c, &pend);
+		slot_unlock(c);
+		flush_pending(s, &pend);
+	}
 	for (unsigned int cpu = 0; cpu < machine.cpus; cpu++) {
 		struct kmem_cache_cpu *c = slot_lock(s, cpu);
 		struct slab *slab = c->slab, *partial = c->partial, *discard = NULL;
 		void *fl = c->freelist;
-		struct pending pend;
 
-		take_pending(c, &pend);
 		c->slab = NULL;
 		c->freelist = NULL;
 		c->partial = NULL;
-		slot_unlock(c);
-		/* pending objects first: the CPU slab may be theirs */
-		flush_pending(s, &pend);
 		if (slab)
 			discard = deactivate_slab(s, slab, fl);
-		if (discard)
+		slot_unlock(c);
+		if (discard) {
 			discard_slab(s, discard);
+			freed++;
+		}
 		if (partial)
-			__put_partials(s, partial);
+			freed += __put_partials(s, partial);
 	}
+	return freed;
 }
 
 int kmem_cache_shrink(struct kmem_cache *s)
 {
-	int freed = 0;
+	int freed = flush_all(s);
 
-	flush_all(s);
 	for (unsigned int i = 0; i < machine.nodes; i++) {
 		struct kmem_cache_node *n = &s->node[i];
 		struct slab *discard = NULL;
