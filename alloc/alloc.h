@@ -18,6 +18,7 @@
 #ifndef MEMCGFS_ALLOC_H
 #define MEMCGFS_ALLOC_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -357,6 +358,66 @@ int alloc_check(char *msg, size_t len);
 int kmem_cache_shrink(struct kmem_cache *s);
 /* Shrink every cache. */
 void kmem_cache_shrink_all(void);
+
+/* ---- per-CPU data of other modules (memcg's stocks) ----
+ *
+ * alloc owns the machine's CPUs.  Per-CPU data elsewhere follows alloc's
+ * rules: a slot's lock, taken with alloc_cpu_lock() (which fences that
+ * CPU's restartable sequences), owns the slot; a thread for which
+ * alloc_thread_uses_rseq() is true may update a slot of the CPU it runs on
+ * in a restartable sequence written with ALLOC_RSEQ_CS_BEGIN/ABORT (x86-64),
+ * bailing out when the slot's lock is held.  The sequence needs operands
+ * [rseq_off] = alloc_rseq_offset and [cpu] = the CPU the slot was chosen
+ * for, labels 'abort' (retry) and a commit store just before "2:".
+ */
+extern ptrdiff_t alloc_rseq_offset;
+extern __thread uint32_t alloc_thread_gen;
+extern uint32_t alloc_rseq_gen;
+
+static inline bool alloc_thread_uses_rseq(void)
+{
+	return alloc_thread_gen == alloc_rseq_gen;
+}
+
+/* This thread's CPU as the kernel last wrote it (rseq threads only). */
+static inline unsigned int alloc_rseq_cpu(void)
+{
+#if defined(__x86_64__) && defined(__SEG_FS)
+	return *(volatile const uint32_t __seg_fs *)(uintptr_t)(alloc_rseq_offset + 4);
+#else
+	return 0;
+#endif
+}
+
+/* Let the calling thread use rseq from now on if it may (slow paths call it). */
+void alloc_thread_rseq_refresh(void);
+/* The exact current slot (pinned, rseq or sched_getcpu), for slow paths. */
+unsigned int alloc_slot_cpu(void);
+/* Take and release a per-CPU slot's lock (spins, then yields). */
+void alloc_cpu_lock(_Atomic uint32_t *lock, unsigned int cpu);
+bool alloc_cpu_trylock(_Atomic uint32_t *lock, unsigned int cpu);
+void alloc_cpu_unlock(_Atomic uint32_t *lock);
+
+#define ALLOC_RSEQ_CS_BEGIN						\
+	".pushsection __rseq_cs, \"aw\"\n\t"				\
+	".balign 32\n\t"						\
+	"3:\n\t"							\
+	".long 0x0, 0x0\n\t"						\
+	".quad 1f, (2f - 1f), 4f\n\t"					\
+	".popsection\n\t"						\
+	"leaq 3b(%%rip), %%rax\n\t"					\
+	"movq %%rax, %%fs:8(%[rseq_off])\n\t"				\
+	"1:\n\t"							\
+	"cmpl %[cpu], %%fs:4(%[rseq_off])\n\t"				\
+	"jnz 4f\n\t"
+
+#define ALLOC_RSEQ_CS_ABORT						\
+	".pushsection __rseq_failure, \"ax\"\n\t"			\
+	".byte 0x0f, 0xb9, 0x3d\n\t"					\
+	".long 0x53053053\n\t"						\
+	"4:\n\t"							\
+	"jmp %l[abort]\n\t"						\
+	".popsection\n\t"
 
 /* ---- accounting hooks (implemented by memcg, or alloc/noacct.c) ---- */
 /*

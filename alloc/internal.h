@@ -96,7 +96,6 @@ struct machine {
 	unsigned int slub_min_order, slub_max_order, slub_min_objects;
 	unsigned long pages_per_node;
 	bool rseq;			/* per-CPU fast paths in rseq */
-	uint32_t rseq_gen;		/* alloc_thread_gen of rseq threads; ~0 without rseq */
 	struct zone zone;
 	struct timespec boot;
 };
@@ -107,23 +106,20 @@ extern bool machine_up;
 /* ---- restartable sequences ---- */
 extern __thread int alloc_pinned_cpu;	/* -1: not pinned */
 /*
- * machine.rseq_gen when this thread runs the rseq fast paths (rseq machine,
+ * alloc_rseq_gen (alloc.h) when this thread runs the rseq fast paths (rseq machine,
  * thread not pinned), anything else otherwise: one test on the fast path.
  * Set by the slow paths (thread_rseq_refresh), reset by pinning.
  */
-extern __thread uint32_t alloc_thread_gen;
-
 static inline bool thread_uses_rseq(void)
 {
-	return alloc_thread_gen == machine.rseq_gen;
+	return alloc_thread_uses_rseq();
 }
 
 static inline void thread_rseq_refresh(void)
 {
 	if (machine.rseq && alloc_pinned_cpu < 0)
-		alloc_thread_gen = machine.rseq_gen;
+		alloc_thread_gen = alloc_rseq_gen;
 }
-extern ptrdiff_t alloc_rseq_offset;
 
 struct rseq_abi {
 	uint32_t cpu_id_start;
@@ -164,14 +160,9 @@ static __always_inline unsigned int slot_cpu(void)
 	return alloc_refresh_cpu_hint();
 }
 
-/* This thread's CPU as the kernel last wrote it into the rseq area. */
 static __always_inline unsigned int rseq_cpu_id(void)
 {
-#if defined(__x86_64__) && defined(__SEG_FS)
-	return *(volatile const uint32_t __seg_fs *)(uintptr_t)(alloc_rseq_offset + 4);
-#else
-	return READ_ONCE(rseq_area()->cpu_id);
-#endif
+	return alloc_rseq_cpu();
 }
 
 /* Make sure no restartable section of CPU 'cpu' overlaps what follows. */

@@ -28,6 +28,7 @@ struct machine machine;
 bool machine_up;
 __thread int alloc_pinned_cpu = -1;
 __thread uint32_t alloc_thread_gen;
+uint32_t alloc_rseq_gen = UINT32_MAX;
 static uint32_t rseq_generation;
 ptrdiff_t alloc_rseq_offset;
 
@@ -140,6 +141,37 @@ unsigned int alloc_refresh_cpu_hint(void)
 
 	alloc_cpu_hint = cpu < 0 ? 0 : (unsigned int)cpu % machine.cpus;
 	return alloc_cpu_hint;
+}
+
+void alloc_thread_rseq_refresh(void)
+{
+	thread_rseq_refresh();
+}
+
+unsigned int alloc_slot_cpu(void)
+{
+	return slot_cpu();
+}
+
+void alloc_cpu_lock(_Atomic uint32_t *lock, unsigned int cpu)
+{
+	spin_lock(lock);
+	if (machine.rseq)
+		rseq_fence_cpu(cpu);
+}
+
+bool alloc_cpu_trylock(_Atomic uint32_t *lock, unsigned int cpu)
+{
+	if (!spin_trylock(lock))
+		return false;
+	if (machine.rseq)
+		rseq_fence_cpu(cpu);
+	return true;
+}
+
+void alloc_cpu_unlock(_Atomic uint32_t *lock)
+{
+	spin_unlock(lock);
 }
 
 int alloc_pin_cpu(int cpu)
@@ -432,7 +464,7 @@ int alloc_init(const struct alloc_config *cfg)
 
 	/* odd and never 0, so a thread's zeroed TLS never matches */
 	rseq_generation += 2;
-	machine.rseq_gen = machine.rseq ? (rseq_generation | 1) : UINT32_MAX;
+	alloc_rseq_gen = machine.rseq ? (rseq_generation | 1) : UINT32_MAX;
 
 	ret = trace_init(cfg->trace_entries);
 	if (ret)
@@ -479,6 +511,7 @@ void alloc_exit(void)
 	munmap(machine.map, machine.map_len);
 	pthread_mutex_destroy(&machine.zone.lock);
 	memset(&machine, 0, sizeof(machine));
+	alloc_rseq_gen = UINT32_MAX;
 	machine_up = false;
 }
 

@@ -304,9 +304,7 @@ static struct kmem_cache_cpu *slot_lock(struct kmem_cache *s, unsigned int cpu)
 {
 	struct kmem_cache_cpu *c = &s->cpu_slab[cpu];
 
-	spin_lock(&c->lock);
-	if (machine.rseq)
-		rseq_fence_cpu(cpu);
+	alloc_cpu_lock(&c->lock, cpu);
 	return c;
 }
 
@@ -665,26 +663,8 @@ _Static_assert(__builtin_offsetof(struct kmem_cache_cpu, freelist) == 0, "rseq l
 _Static_assert(__builtin_offsetof(struct kmem_cache_cpu, slab) == 8, "rseq layout");
 _Static_assert(__builtin_offsetof(struct kmem_cache_cpu, lock) == 16, "rseq layout");
 
-#define RSEQ_CS_TABLE							\
-	".pushsection __rseq_cs, \"aw\"\n\t"				\
-	".balign 32\n\t"						\
-	"3:\n\t"							\
-	".long 0x0, 0x0\n\t"						\
-	".quad 1f, (2f - 1f), 4f\n\t"					\
-	".popsection\n\t"						\
-	"leaq 3b(%%rip), %%rax\n\t"					\
-	"movq %%rax, %%fs:8(%[rseq_off])\n\t"				\
-	"1:\n\t"							\
-	"cmpl %[cpu], %%fs:4(%[rseq_off])\n\t"				\
-	"jnz 4f\n\t"
-
-#define RSEQ_CS_ABORT							\
-	".pushsection __rseq_failure, \"ax\"\n\t"			\
-	".byte 0x0f, 0xb9, 0x3d\n\t"					\
-	".long 0x53053053\n\t"						\
-	"4:\n\t"							\
-	"jmp %l[abort]\n\t"						\
-	".popsection\n\t"
+#define RSEQ_CS_TABLE ALLOC_RSEQ_CS_BEGIN
+#define RSEQ_CS_ABORT ALLOC_RSEQ_CS_ABORT
 
 /*
  * Pop the CPU freelist: 0 and *out set, 1 for the slow path, -1 to retry.
