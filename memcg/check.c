@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * check.c - memcg's invariants, for tests and `memcgctl check`: every page
+ * counter equals its own charges plus its children's, stocks included; the
+ * statistics agree with the counters; objcgs reachable and referenced.
+ * Callers make sure nothing charges while it runs.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+static int __attribute__((format(printf, 3, 4))) fail(char *msg, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (msg && len) {
+		va_start(ap, fmt);
+		vsnprintf(msg, len, fmt, ap);
+		va_end(ap);
+	}
+	return -EUCLEAN;
+}
+
+/* Stock pages of a subtree (root excluded: never charged). */
+static unsigned long subtree_stock_pages(const struct mem_cgroup *memcg)
+{
+	unsigned long n = memcg_stock_pages(memcg);
+
+	for (const struct mem_cgroup *c = memcg->children; c; c = c->sibling)
+		n += subtree_stock_pages(c);
+	return n;
+}
+
+static int check_memcg(const struct mem_cgroup *memcg, char *msg, size_t len)
+{
+	long usage = (long)page_counter_read(&memcg->memory), children = 0;
+	int ret;
+
+	for (const struct mem_cgroup *c = memcg->children; c; c = c->sibling) {
+		ret = check_memcg(c, msg, len);
+		if (ret)
+			return ret;
+		children += (long)page_counter_read(&c->memory);
+	}
+	if (memcg == root_memcg)
+		return 0;
+	if (usage != atomic_load(&memcg->local_charge) + children)
+		return fail(msg, len, "memcg %u: usage %ld != own %ld + children %ld",
+			    memcg->id, usage, atomic_load(&memcg->local_charge), children);
+	{
+		long charged = memcg_state_all_nodes(memcg, MI_KMEM) +
+			       memcg_state_all_nodes(memcg, MI_ANON) +
+			       memcg_state_all_nodes(memcg, MI_FILE) +
+			       memcg_state_all_nodes(memcg, MI_SOCK) +
+			       (long)subtree_stock_pages(memcg);
+
+		if (usage != charged)
+			return fail(msg, len, "memcg %u: usage %ld pages but kernel+anon+file+sock+stocks %ld",
+				    memcg->id, usage, charged);
+	}
+	/* refcnt 0: released, freed after its grace period */
+	if (atomic_load(&memcg->refcnt) < 0)
+		return fail(msg, len, "memcg %u in the tree with refcnt %ld", memcg->id,
+			    atomic_load(&memcg->refcnt));
+	for (const struct obj_cgroup *o = memcg->objcg_list; o; o = o->next) {
+		if (atomic_load(&o->memcg) != memcg)
+			return fail(msg, len, "memcg %u lists an objcg of another memcg", memcg->id);
+		if (atomic_load(&o->refcnt) <= 0)
+			return fail(msg, len, "memcg %u: objcg with refcnt %ld", memcg->id,
+				    atomic_load(&o->refcnt));
+	}
+	return 0;
+}
+
+int memcg_check(char *msg, size_t len)
+{
+	int ret;
+
+	if (!memcg_up)
+		return fail(msg, len, "no memory controller");
+	if (msg && len)
+		msg[0] = '\0';
+	memcg_stats_flush();
+	pthread_mutex_lock(&tree_lock);
+	pthread_mutex_lock(&objcg_lock);
+	ret = check_memcg(root_memcg, msg, len);
+	pthread_mutex_unlock(&objcg_lock);
+	pthread_mutex_unlock(&tree_lock);
+	return ret;
+}

@@ -1,0 +1,595 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * files.c - the memory controller's cgroup files: one table, as the
+ * kernel's memory_files[] (name, where it exists, show, write), formats and
+ * parsing as mm/memcontrol.c has them.
+ */
+#include "internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define F_ROOT		0x1	/* exists on the root */
+#define F_CHILD		0x2	/* exists on children */
+#define F_NOTIFY	0x4	/* poll and inotify */
+
+struct memcg_open {
+	const struct memcg_file *file;
+	struct mem_cgroup *memcg;
+	struct memcg_peak_fd peak;	/* memory.peak: this fd's value */
+	bool peak_registered;
+};
+
+struct memcg_file {
+	const char *name;
+	unsigned int flags;
+	int (*show)(struct memcg_open *o, char *buf, size_t len);
+	int (*write)(struct memcg_open *o, char *buf, bool nonblock);
+};
+
+/* ---- parsing ---- */
+static char *strstrip(char *s)
+{
+	size_t n = strlen(s);
+
+	while (n && isspace((unsigned char)s[n - 1]))
+		s[--n] = '\0';
+	while (*s && isspace((unsigned char)*s))
+		s++;
+	return s;
+}
+
+/* simple_strtoull(s, &end, 0): wraps on overflow, as the kernel's does. */
+static unsigned long long simple_strtoull0(const char *s, const char **end)
+{
+	unsigned long long v = 0;
+	unsigned int base = 10;
+
+	if (s[0] == '0') {
+		if ((s[1] == 'x' || s[1] == 'X') && isxdigit((unsigned char)s[2])) {
+			base = 16;
+			s += 2;
+		} else {
+			base = 8;
+		}
+	}
+	for (;; s++) {
+		unsigned int d;
+
+		if (isdigit((unsigned char)*s))
+			d = (unsigned int)(*s - '0');
+		else if (isxdigit((unsigned char)*s))
+			d = (unsigned int)(tolower((unsigned char)*s) - 'a' + 10);
+		else
+			break;
+		if (d >= base)
+			break;
+		v = v * base + d;
+	}
+	*end = s;
+	return v;
+}
+
+/* memparse(): a number and at most one binary suffix. */
+static unsigned long long memparse(const char *s, const char **end)
+{
+	unsigned long long v = simple_strtoull0(s, end);
+	int shift = 0;
+
+	switch (**end) {
+	case 'E': case 'e': shift += 10; /* fall through */
+	case 'P': case 'p': shift += 10; /* fall through */
+	case 'T': case 't': shift += 10; /* fall through */
+	case 'G': case 'g': shift += 10; /* fall through */
+	case 'M': case 'm': shift += 10; /* fall through */
+	case 'K': case 'k': shift += 10;
+		(*end)++;
+		v <<= shift;
+		break;
+	default:
+		break;
+	}
+	return v;
+}
+
+int page_counter_memparse(const char *in, size_t len, const char *max,
+			  unsigned long *nr_pages)
+{
+	char buf[4096 + 1];
+	const char *end;
+	unsigned long long bytes;
+	char *s;
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	/* as kernfs hands it over: a NUL ends the string */
+	memcpy(buf, in, len);
+	buf[len] = '\0';
+	s = strstrip(buf);
+	if (!strcmp(s, max)) {
+		*nr_pages = page_counter_max();
+		return 0;
+	}
+	bytes = memparse(s, &end);
+	if (*end)
+		return -EINVAL;
+	bytes /= alloc_page_size();
+	*nr_pages = bytes < page_counter_max() ? (unsigned long)bytes : page_counter_max();
+	return 0;
+}
+
+/* kstrtoint(s, 0): optional sign, base 0, the whole string, ERANGE on overflow. */
+static int kstrtoint0(const char *s, int *out)
+{
+	bool neg = false;
+
+	if (*s == '+')
+		s++;
+	else if (*s == '-') {
+		neg = true;
+		s++;
+	}
+	if (!isdigit((unsigned char)*s))
+		return -EINVAL;
+	/* digits in 128 bits, so that overflow is seen */
+	{
+		unsigned __int128 w = 0;
+		unsigned int base = 10;
+		const char *p = s;
+
+		if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X') && isxdigit((unsigned char)p[2])) {
+			base = 16;
+			p += 2;
+		} else if (p[0] == '0') {
+			base = 8;
+		}
+		for (; *p; p++) {
+			unsigned int d = isdigit((unsigned char)*p) ? (unsigned int)(*p - '0') :
+				isxdigit((unsigned char)*p) ? (unsigned int)(tolower((unsigned char)*p) - 'a' + 10) : 99;
+
+			if (d >= base)
+				return -EINVAL;
+			w = w * base + d;
+			if (w > (unsigned __int128)1 << 64)
+				return -ERANGE;
+		}
+		if (neg ? w > (unsigned __int128)INT_MAX + 1 : w > INT_MAX)
+			return -ERANGE;
+		*out = neg ? (int)-(long long)w : (int)w;
+	}
+	return 0;
+}
+
+struct outbuf {
+	char *buf;
+	size_t len, pos;
+};
+
+static void __attribute__((format(printf, 2, 3))) out(struct outbuf *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(o->buf + (o->pos < o->len ? o->pos : o->len),
+		      o->pos < o->len ? o->len - o->pos : 0, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		o->pos += (size_t)n;
+}
+
+static int show_pages_or_max(char *buf, size_t len, unsigned long pages)
+{
+	if (pages >= page_counter_max())
+		return snprintf(buf, len, "max\n");
+	return snprintf(buf, len, "%llu\n", (unsigned long long)pages * alloc_page_size());
+}
+
+static int show_u64(char *buf, size_t len, unsigned long long v)
+{
+	return snprintf(buf, len, "%llu\n", v);
+}
+
+/* ---- handlers ---- */
+static int current_show(struct memcg_open *o, char *buf, size_t len)
+{
+	return show_u64(buf, len, (unsigned long long)page_counter_read(&o->memcg->memory) *
+			alloc_page_size());
+}
+
+static int min_show(struct memcg_open *o, char *buf, size_t len)
+{
+	return show_pages_or_max(buf, len, READ_ONCE(o->memcg->memory.min));
+}
+
+static int low_show(struct memcg_open *o, char *buf, size_t len)
+{
+	return show_pages_or_max(buf, len, READ_ONCE(o->memcg->memory.low));
+}
+
+static int high_show(struct memcg_open *o, char *buf, size_t len)
+{
+	return show_pages_or_max(buf, len, READ_ONCE(o->memcg->memory.high));
+}
+
+static int max_show(struct memcg_open *o, char *buf, size_t len)
+{
+	return show_pages_or_max(buf, len, READ_ONCE(o->memcg->memory.max));
+}
+
+static int parse_limit(char *buf, unsigned long *pages)
+{
+	return page_counter_memparse(buf, strlen(buf), "max", pages);
+}
+
+static int min_write(struct memcg_open *o, char *buf, bool nonblock)
+{
+	unsigned long v;
+	int err = parse_limit(buf, &v);
+
+	(void)nonblock;
+	if (!err)
+		page_counter_set_min(&o->memcg->memory, v);
+	return err;
+}
+
+static int low_write(struct memcg_open *o, char *buf, bool nonblock)
+{
+	unsigned long v;
+	int err = parse_limit(buf, &v);
+
+	(void)nonblock;
+	if (!err)
+		page_counter_set_low(&o->memcg->memory, v);
+	return err;
+}
+
+static int high_write(struct memcg_open *o, char *buf, bool nonblock)
+{
+	unsigned long v;
+	int err = parse_limit(buf, &v);
+
+	(void)nonblock;
+	if (!err)
+		page_counter_set_high(&o->memcg->memory, v);
+	return err;
+}
+
+static int max_write(struct memcg_open *o, char *buf, bool nonblock)
+{
+	unsigned long v;
+	int err = parse_limit(buf, &v);
+
+	(void)nonblock;
+	if (!err)
+		page_counter_set_max(&o->memcg->memory, v);
+	return err;
+}
+
+/* memory.peak: the watermark, or since this fd's last write (mm/memcontrol.c peak_show) */
+static int peak_show(struct memcg_open *o, char *buf, size_t len)
+{
+	struct mem_cgroup *memcg = o->memcg;
+	unsigned long peak;
+
+	pthread_mutex_lock(&memcg->lock);
+	if (o->peak_registered) {
+		peak = READ_ONCE(memcg->memory.local_watermark);
+		if (o->peak.value > peak)
+			peak = o->peak.value;
+	} else {
+		peak = READ_ONCE(memcg->memory.watermark);
+	}
+	pthread_mutex_unlock(&memcg->lock);
+	return show_u64(buf, len, (unsigned long long)peak * alloc_page_size());
+}
+
+static int peak_write(struct memcg_open *o, char *buf, bool nonblock)
+{
+	struct mem_cgroup *memcg = o->memcg;
+	unsigned long usage;
+
+	(void)buf;
+	(void)nonblock;
+	pthread_mutex_lock(&memcg->lock);
+	usage = page_counter_read(&memcg->memory);
+	WRITE_ONCE(memcg->memory.local_watermark, usage);
+	for (struct memcg_peak_fd *p = memcg->peak_fds; p; p = p->next)
+		if (p != &o->peak && p->value < usage)
+			p->value = usage;
+	if (!o->peak_registered) {
+		o->peak.next = memcg->peak_fds;
+		memcg->peak_fds = &o->peak;
+		o->peak_registered = true;
+	}
+	o->peak.value = usage;
+	pthread_mutex_unlock(&memcg->lock);
+	return 0;
+}
+
+static int oom_group_show(struct memcg_open *o, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%d\n", READ_ONCE(o->memcg->oom_group));
+}
+
+static int oom_group_write(struct memcg_open *o, char *buf, bool nonblock)
+{
+	int v, err = kstrtoint0(strstrip(buf), &v);
+
+	(void)nonblock;
+	if (err)
+		return err;
+	if (v != 0 && v != 1)
+		return -EINVAL;
+	WRITE_ONCE(o->memcg->oom_group, v);
+	return 0;
+}
+
+static const char *const event_names[MEMCG_NR_MEMORY_EVENTS] = {
+	"low", "high", "max", "oom", "oom_kill", "oom_group_kill", "sock_throttled",
+};
+
+static int events_show_arr(_Atomic unsigned long *ev, char *buf, size_t len)
+{
+	struct outbuf ob = { buf, len, 0 };
+
+	if (len)
+		buf[0] = '\0';
+	for (int i = 0; i < MEMCG_NR_MEMORY_EVENTS; i++)
+		out(&ob, "%s %lu\n", event_names[i], atomic_load(&ev[i]));
+	return (int)ob.pos;
+}
+
+static int events_show(struct memcg_open *o, char *buf, size_t len)
+{
+	return events_show_arr(o->memcg->events, buf, len);
+}
+
+static int events_local_show(struct memcg_open *o, char *buf, size_t len)
+{
+	return events_show_arr(o->memcg->events_local, buf, len);
+}
+
+static int stat_show(struct memcg_open *o, char *buf, size_t len)
+{
+	return memory_stat_format(o->memcg, buf, len);
+}
+
+static int numa_stat_show(struct memcg_open *o, char *buf, size_t len)
+{
+	return memory_numa_stat_format(o->memcg, buf, len);
+}
+
+/* No swap device: swap usage is 0 and swap.max/high are only stored. */
+static int swap_current_show(struct memcg_open *o, char *buf, size_t len)
+{
+	return show_u64(buf, len, (unsigned long long)page_counter_read(&o->memcg->swap) *
+			alloc_page_size());
+}
+
+static int swap_high_show(struct memcg_open *o, char *buf, size_t len)
+{
+	return show_pages_or_max(buf, len, READ_ONCE(o->memcg->swap.high));
+}
+
+static int swap_max_show(struct memcg_open *o, char *buf, size_t len)
+{
+	return show_pages_or_max(buf, len, READ_ONCE(o->memcg->swap.max));
+}
+
+static int swap_high_write(struct memcg_open *o, char *buf, bool nonblock)
+{
+	unsigned long v;
+	int err = parse_limit(buf, &v);
+
+	(void)nonblock;
+	if (!err)
+		page_counter_set_high(&o->memcg->swap, v);
+	return err;
+}
+
+static int swap_max_write(struct memcg_open *o, char *buf, bool nonblock)
+{
+	unsigned long v;
+	int err = parse_limit(buf, &v);
+
+	(void)nonblock;
+	if (!err)
+		page_counter_set_max(&o->memcg->swap, v);
+	return err;
+}
+
+static int swap_peak_show(struct memcg_open *o, char *buf, size_t len)
+{
+	return show_u64(buf, len, (unsigned long long)READ_ONCE(o->memcg->swap.watermark) *
+			alloc_page_size());
+}
+
+static int swap_peak_write(struct memcg_open *o, char *buf, bool nonblock)
+{
+	(void)buf;
+	(void)nonblock;
+	page_counter_reset_watermark(&o->memcg->swap);
+	return 0;
+}
+
+static int swap_events_show(struct memcg_open *o, char *buf, size_t len)
+{
+	struct mem_cgroup *m = o->memcg;
+
+	return snprintf(buf, len, "high %lu\nmax %lu\nfail %lu\n",
+			atomic_load(&m->swap_events[0]), atomic_load(&m->swap_events[1]),
+			atomic_load(&m->swap_events[2]));
+}
+
+static int zswap_current_show(struct memcg_open *o, char *buf, size_t len)
+{
+	memcg_stats_flush();
+	return show_u64(buf, len, (unsigned long long)(memcg_state_all_nodes(o->memcg, MI_ZSWAP_B) > 0 ?
+			memcg_state_all_nodes(o->memcg, MI_ZSWAP_B) : 0));
+}
+
+static int zswap_max_show(struct memcg_open *o, char *buf, size_t len)
+{
+	return show_pages_or_max(buf, len, READ_ONCE(o->memcg->zswap_max));
+}
+
+static int zswap_max_write(struct memcg_open *o, char *buf, bool nonblock)
+{
+	unsigned long v;
+	int err = parse_limit(buf, &v);
+
+	(void)nonblock;
+	if (!err)
+		WRITE_ONCE(o->memcg->zswap_max, v);
+	return err;
+}
+
+static int zswap_writeback_show(struct memcg_open *o, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%d\n", READ_ONCE(o->memcg->zswap_writeback));
+}
+
+static int zswap_writeback_write(struct memcg_open *o, char *buf, bool nonblock)
+{
+	int v, err = kstrtoint0(strstrip(buf), &v);
+
+	(void)nonblock;
+	if (err)
+		return err;
+	if (v != 0 && v != 1)
+		return -EINVAL;
+	WRITE_ONCE(o->memcg->zswap_writeback, v);
+	return 0;
+}
+
+/* mm/memcontrol.c memory_files[] order */
+static const struct memcg_file memory_files[] = {
+	{ "memory.current", F_CHILD, current_show, NULL },
+	{ "memory.min", F_CHILD, min_show, min_write },
+	{ "memory.low", F_CHILD, low_show, low_write },
+	{ "memory.high", F_CHILD, high_show, high_write },
+	{ "memory.max", F_CHILD, max_show, max_write },
+	{ "memory.peak", F_CHILD, peak_show, peak_write },
+	{ "memory.events", F_CHILD | F_NOTIFY, events_show, NULL },
+	{ "memory.events.local", F_CHILD | F_NOTIFY, events_local_show, NULL },
+	{ "memory.stat", F_ROOT | F_CHILD, stat_show, NULL },
+	{ "memory.numa_stat", F_ROOT | F_CHILD, numa_stat_show, NULL },
+	{ "memory.oom.group", F_CHILD, oom_group_show, oom_group_write },
+	{ "memory.swap.current", F_CHILD, swap_current_show, NULL },
+	{ "memory.swap.high", F_CHILD, swap_high_show, swap_high_write },
+	{ "memory.swap.max", F_CHILD, swap_max_show, swap_max_write },
+	{ "memory.swap.peak", F_CHILD, swap_peak_show, swap_peak_write },
+	{ "memory.swap.events", F_CHILD | F_NOTIFY, swap_events_show, NULL },
+	{ "memory.zswap.current", F_CHILD, zswap_current_show, NULL },
+	{ "memory.zswap.max", F_CHILD, zswap_max_show, zswap_max_write },
+	{ "memory.zswap.writeback", F_ROOT | F_CHILD, zswap_writeback_show, zswap_writeback_write },
+};
+
+const struct memcg_file *memcg_file_lookup(const char *name)
+{
+	for (unsigned int i = 0; i < ARRAY_SIZE(memory_files); i++)
+		if (!strcmp(memory_files[i].name, name))
+			return &memory_files[i];
+	return NULL;
+}
+
+const struct memcg_file *memcg_file_at(unsigned int i)
+{
+	return i < ARRAY_SIZE(memory_files) ? &memory_files[i] : NULL;
+}
+
+const char *memcg_file_name(const struct memcg_file *f)
+{
+	return f->name;
+}
+
+unsigned int memcg_file_mode(const struct memcg_file *f)
+{
+	return (f->show ? 0444u : 0u) | (f->write ? 0200u : 0u);
+}
+
+bool memcg_file_on_root(const struct memcg_file *f)
+{
+	return f->flags & F_ROOT;
+}
+
+bool memcg_file_on_child(const struct memcg_file *f)
+{
+	return f->flags & F_CHILD;
+}
+
+bool memcg_file_notifies(const struct memcg_file *f)
+{
+	return f->flags & F_NOTIFY;
+}
+
+int memcg_file_open(const struct memcg_file *f, struct mem_cgroup *memcg,
+		    struct memcg_open **out)
+{
+	struct memcg_open *o;
+
+	if (!f || !memcg)
+		return -EINVAL;
+	if (mem_cgroup_is_root(memcg) ? !(f->flags & F_ROOT) : !(f->flags & F_CHILD))
+		return -ENOENT;
+	o = calloc(1, sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	o->file = f;
+	o->memcg = memcg;
+	css_get(memcg);
+	*out = o;
+	return 0;
+}
+
+void memcg_file_release(struct memcg_open *o)
+{
+	struct mem_cgroup *memcg;
+
+	if (!o)
+		return;
+	memcg = o->memcg;
+	if (o->peak_registered) {
+		pthread_mutex_lock(&memcg->lock);
+		for (struct memcg_peak_fd **pp = &memcg->peak_fds; *pp; pp = &(*pp)->next) {
+			if (*pp == &o->peak) {
+				*pp = o->peak.next;
+				break;
+			}
+		}
+		pthread_mutex_unlock(&memcg->lock);
+	}
+	free(o);
+	mem_cgroup_put(memcg);
+}
+
+long memcg_file_read(struct memcg_open *o, char *buf, size_t len)
+{
+	if (!o->file->show)
+		return -EINVAL;
+	return o->file->show(o, buf, len);
+}
+
+/*
+ * memcg_file_write - the kernel's kernfs write: at most a page (E2BIG),
+ * NUL-terminated, handed to the file's handler in one piece.  An empty
+ * write does nothing.
+ */
+int memcg_file_write(struct memcg_open *o, const char *buf, size_t len, bool nonblock)
+{
+	char tmp[4096 + 1];
+
+	if (!o->file->write)
+		return -EINVAL;
+	if (!len)
+		return 0;
+	if (len > alloc_page_size() || len >= sizeof(tmp))
+		return -E2BIG;
+	memcpy(tmp, buf, len);
+	tmp[len] = '\0';
+	return o->file->write(o, tmp, nonblock);
+}

@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * memcg/internal.h - what the files of memcg/ share.
+ *
+ * Lock order (outermost first):
+ *   tree_lock (the memcg tree: children lists, online state, descendants)
+ *     memcg->lock (a memcg's settings, memory.peak registrations)
+ *       task->lock (a task's cached objcg update)
+ *         obj_stock slot lock, memcg_stock slot lock (alloc_cpu_lock)
+ *           objcg_lock (objcg lists, reparenting)
+ *   stats_lock (flushing) is taken alone.
+ * Structures are freed only by memcg_reap(), a grace period after their
+ * last reference went (the kernel's RCU-deferred frees): a charge that read
+ * a pointer just before the last put still finds it there.
+ */
+#ifndef MEMCGFS_MEMCG_INTERNAL_H
+#define MEMCGFS_MEMCG_INTERNAL_H
+
+#include "memcg.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#define likely(x)	__builtin_expect(!!(x), 1)
+#define unlikely(x)	__builtin_expect(!!(x), 0)
+#define READ_ONCE(x)	(*(const volatile __typeof__(x) *)&(x))
+#define WRITE_ONCE(x, v) (*(volatile __typeof__(x) *)&(x) = (v))
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+void memcg_warn_once(const char *what);
+
+/* ---- page_counter ---- */
+struct page_counter {
+	_Atomic long usage;
+	unsigned long emin;
+	_Atomic long min_usage;
+	_Atomic long children_min_usage;
+	unsigned long elow;
+	_Atomic long low_usage;
+	_Atomic long children_low_usage;
+	unsigned long watermark;	/* since creation (memory.peak) */
+	unsigned long local_watermark;	/* since the last memory.peak write */
+	_Atomic unsigned long failcnt;
+	unsigned long min, low, high, max;
+	struct page_counter *parent;
+};
+
+static inline unsigned long page_counter_max(void)
+{
+	return (unsigned long)LONG_MAX / alloc_page_size();
+}
+
+static inline unsigned long page_counter_read(const struct page_counter *c)
+{
+	return (unsigned long)atomic_load_explicit(&c->usage, memory_order_relaxed);
+}
+
+void page_counter_init(struct page_counter *c, struct page_counter *parent);
+void page_counter_charge(struct page_counter *c, unsigned long nr_pages);
+bool page_counter_try_charge(struct page_counter *c, unsigned long nr_pages,
+			     struct page_counter **fail);
+void page_counter_cancel(struct page_counter *c, unsigned long nr_pages);
+void page_counter_uncharge(struct page_counter *c, unsigned long nr_pages);
+void page_counter_set_max(struct page_counter *c, unsigned long nr_pages);
+void page_counter_set_high(struct page_counter *c, unsigned long nr_pages);
+void page_counter_set_min(struct page_counter *c, unsigned long nr_pages);
+void page_counter_set_low(struct page_counter *c, unsigned long nr_pages);
+void page_counter_reset_watermark(struct page_counter *c);
+void page_counter_calculate_protection(struct page_counter *root,
+				       struct page_counter *counter);
+
+/* ---- statistics items (per node; see stat.c for memory.stat's table) ---- */
+enum memcg_item {
+	/* state: pages, or bytes for _B */
+	MI_ANON, MI_FILE, MI_KMEM, MI_KERNEL_STACK_B, MI_PAGETABLES, MI_SEC_PAGETABLES,
+	MI_PERCPU_B, MI_SOCK, MI_VMALLOC, MI_SHMEM, MI_ZSWAP_B, MI_ZSWAPPED,
+	MI_FILE_MAPPED, MI_FILE_DIRTY, MI_FILE_WRITEBACK, MI_SWAPCACHED,
+	MI_ANON_THP, MI_FILE_THP, MI_SHMEM_THP,
+	MI_INACTIVE_ANON, MI_ACTIVE_ANON, MI_INACTIVE_FILE, MI_ACTIVE_FILE, MI_UNEVICTABLE,
+	MI_SLAB_RECLAIMABLE_B, MI_SLAB_UNRECLAIMABLE_B, MI_HUGETLB,
+	/* node counters (raw counts) */
+	MI_WORKINGSET_REFAULT_ANON, MI_WORKINGSET_REFAULT_FILE,
+	MI_WORKINGSET_ACTIVATE_ANON, MI_WORKINGSET_ACTIVATE_FILE,
+	MI_WORKINGSET_RESTORE_ANON, MI_WORKINGSET_RESTORE_FILE, MI_WORKINGSET_NODERECLAIM,
+	MI_PGDEMOTE_KSWAPD, MI_PGDEMOTE_DIRECT, MI_PGDEMOTE_KHUGEPAGED, MI_PGDEMOTE_PROACTIVE,
+	MI_PGPROMOTE_SUCCESS,
+	/* VM events */
+	MI_PGSCAN_KSWAPD, MI_PGSCAN_DIRECT, MI_PGSCAN_KHUGEPAGED, MI_PGSCAN_PROACTIVE,
+	MI_PGSTEAL_KSWAPD, MI_PGSTEAL_DIRECT, MI_PGSTEAL_KHUGEPAGED, MI_PGSTEAL_PROACTIVE,
+	MI_PSWPIN, MI_PSWPOUT, MI_PGFAULT, MI_PGMAJFAULT, MI_PGREFILL, MI_PGACTIVATE,
+	MI_PGDEACTIVATE, MI_PGLAZYFREE, MI_PGLAZYFREED, MI_SWPIN_ZERO, MI_SWPOUT_ZERO,
+	MI_ZSWPIN, MI_ZSWPOUT, MI_ZSWPWB, MI_THP_FAULT_ALLOC, MI_THP_COLLAPSE_ALLOC,
+	MI_THP_SWPOUT, MI_THP_SWPOUT_FALLBACK, MI_NUMA_PAGES_MIGRATED, MI_NUMA_PTE_UPDATES,
+	MI_NUMA_HINT_FAULTS,
+	NR_MEMCG_ITEMS
+};
+
+/* ---- obj_cgroup ---- */
+struct obj_cgroup {
+	_Atomic long refcnt;
+	struct mem_cgroup *_Atomic memcg;	/* changes when reparented */
+	_Atomic long nr_charged_bytes;		/* leftover, sub-page and whole pages */
+	struct obj_cgroup *next;		/* memcg->objcg_list, under objcg_lock */
+	struct obj_cgroup *reap_next;
+	uint64_t reap_at;
+};
+
+/*
+ * References on an objcg: the memcg's initial one (dropped at offline),
+ * one per task that caches it, one per obj_stock slot that caches it, and
+ * one per page charged through it (obj_cgroup_charge_pages): so a live
+ * object, whose bytes sit in charged pages, always keeps its objcg.
+ */
+void obj_cgroup_get(struct obj_cgroup *objcg);
+void obj_cgroup_get_many(struct obj_cgroup *objcg, long n);
+void obj_cgroup_put(struct obj_cgroup *objcg);
+void obj_cgroup_put_many(struct obj_cgroup *objcg, long n);
+
+/* ---- mem_cgroup ---- */
+struct memcg_peak_fd {
+	struct memcg_peak_fd *next;
+	unsigned long value;
+};
+
+struct mem_cgroup {
+	struct page_counter memory;
+	struct page_counter swap;
+	_Atomic long local_charge;		/* pages charged at this level, for memcg_check */
+	struct mem_cgroup *parent;
+	struct mem_cgroup *children, *sibling;	/* under tree_lock */
+	_Atomic long refcnt;
+	bool online;
+	unsigned short id;
+	struct obj_cgroup *_Atomic objcg;	/* active; NULL for the root and when offline */
+	struct obj_cgroup *orig_objcg;
+	struct obj_cgroup *objcg_list;		/* under objcg_lock */
+	unsigned long nr_descendants, nr_dying_descendants;	/* under tree_lock */
+	pthread_mutex_t lock;
+	struct memcg_peak_fd *peak_fds;
+	int oom_group, swappiness, zswap_writeback;
+	unsigned long zswap_max;
+	/* statistics: per CPU (percpu memory), folded into state/local on flush */
+	_Atomic long *pcpu;			/* [cpu][node][item] */
+	long *pcpu_prev;			/* [cpu][node][item], under stats_lock */
+	long *state;				/* hierarchical [node][item] */
+	long *local;				/* own [node][item] */
+	size_t pcpu_bytes, stats_bytes;
+	struct obj_cgroup *percpu_objcg;	/* charged for pcpu (the parent's) */
+	_Atomic int stats_dirty;
+	struct mem_cgroup *dirty_next;
+	_Atomic unsigned long events[MEMCG_NR_MEMORY_EVENTS];
+	_Atomic unsigned long events_local[MEMCG_NR_MEMORY_EVENTS];
+	_Atomic unsigned long swap_events[3];
+	/* LRU lists of directly charged pages: [node][lru] */
+	struct memcg_lru *lru;
+	pthread_mutex_t lru_lock;
+	void *owner;
+	struct mem_cgroup *reap_next;
+	uint64_t reap_at;
+	bool released;
+};
+
+enum lru_list { LRU_INACTIVE_ANON, LRU_ACTIVE_ANON, LRU_INACTIVE_FILE, LRU_ACTIVE_FILE,
+		LRU_UNEVICTABLE, NR_LRU_LISTS };
+
+struct memcg_lru {
+	struct page *head[NR_LRU_LISTS];
+	unsigned long nr[NR_LRU_LISTS];
+};
+
+extern struct mem_cgroup *root_memcg;
+extern pthread_mutex_t tree_lock;
+extern pthread_mutex_t objcg_lock;
+extern struct memcg_config memcg_cfg;
+extern bool memcg_up;
+
+static inline bool mem_cgroup_is_root_fast(const struct mem_cgroup *memcg)
+{
+	return memcg == root_memcg;
+}
+
+void css_get(struct mem_cgroup *memcg);
+bool css_tryget(struct mem_cgroup *memcg);
+void css_put(struct mem_cgroup *memcg);
+void memcg_reap(bool all);
+
+/* ---- tasks ---- */
+#define CURRENT_OBJCG_UPDATE_FLAG	1ul
+
+struct memcg_task {
+	pid_t pid;
+	struct mem_cgroup *memcg;		/* css ref held */
+	_Atomic uintptr_t objcg;		/* cached objcg | update flag; ref held */
+	pthread_mutex_t lock;
+	struct page **owned;			/* anon, kernel_stack, pagetables pages */
+	size_t nr_owned, owned_cap;
+	unsigned long owned_pages;
+	bool exited;
+};
+
+extern __thread struct memcg_task *current_task;
+extern __thread struct mem_cgroup *active_memcg;	/* set_active_memcg() */
+struct obj_cgroup *current_objcg_update(struct memcg_task *task);
+struct obj_cgroup *current_obj_cgroup(void);
+struct mem_cgroup *get_mem_cgroup_from_current(void);
+
+/* ---- charging ---- */
+int try_charge_memcg(struct mem_cgroup *memcg, gfp_t gfp, unsigned int nr_pages);
+void memcg_uncharge(struct mem_cgroup *memcg, unsigned int nr_pages);
+int obj_cgroup_charge_pages(struct obj_cgroup *objcg, gfp_t gfp, unsigned int nr_pages);
+void obj_cgroup_uncharge_pages(struct obj_cgroup *objcg, unsigned int nr_pages);
+int obj_cgroup_charge(struct obj_cgroup *objcg, gfp_t gfp, size_t size);
+void obj_cgroup_uncharge(struct obj_cgroup *objcg, size_t size);
+struct mem_cgroup *obj_cgroup_memcg(struct obj_cgroup *objcg);
+void drain_all_stock(struct mem_cgroup *root);
+void memcg_flush_stock_stats(void);
+bool mem_cgroup_is_descendant(const struct mem_cgroup *memcg, const struct mem_cgroup *root);
+int memcg_stocks_init(void);
+void memcg_stocks_exit(void);
+/* Stock contents of memcg, for memcg_check: pages in memcg stocks. */
+unsigned long memcg_stock_pages(const struct mem_cgroup *memcg);
+
+/* ---- statistics ---- */
+int memcg_stats_alloc(struct mem_cgroup *memcg, struct mem_cgroup *parent);
+void memcg_stats_free(struct mem_cgroup *memcg);
+void mod_memcg_state(struct mem_cgroup *memcg, int nid, enum memcg_item item, long val);
+void memcg_stats_flush(void);
+long memcg_state(const struct mem_cgroup *memcg, int nid, enum memcg_item item);
+long memcg_state_all_nodes(const struct mem_cgroup *memcg, enum memcg_item item);
+int memory_stat_format(struct mem_cgroup *memcg, char *buf, size_t len);
+int memory_numa_stat_format(struct mem_cgroup *memcg, char *buf, size_t len);
+void memcg_memory_event(struct mem_cgroup *memcg, enum memcg_memory_event event);
+void memcg_notify(struct mem_cgroup *memcg, const char *file);
+
+/* ---- LRU ---- */
+void memcg_lru_add(struct mem_cgroup *memcg, struct page *page, enum lru_list lru);
+void memcg_lru_del(struct mem_cgroup *memcg, struct page *page);
+
+/* page->memcg_data: an objcg or a memcg, told apart by the low bit */
+#define MEMCG_DATA_KMEM		1ul
+
+#endif

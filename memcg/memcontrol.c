@@ -1,0 +1,988 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * memcontrol.c - the memcg tree, obj_cgroups, tasks, page charges and
+ * alloc's accounting hooks (the kernel's mm/memcontrol.c, without kernfs).
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+struct memcg_config memcg_cfg;
+bool memcg_kmem_online_key;	/* alloc.h: skip the hooks until a memcg exists */
+bool memcg_up;
+struct mem_cgroup *root_memcg;
+pthread_mutex_t tree_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t objcg_lock = PTHREAD_MUTEX_INITIALIZER;
+__thread struct memcg_task *current_task;
+__thread struct mem_cgroup *active_memcg;
+
+static struct kmem_cache *memcg_cachep;
+static unsigned short next_id = 1;
+static void (*notify_fn)(struct mem_cgroup *, const char *, void *);
+static void *notify_arg;
+
+/* Freed a grace period after the last reference: see internal.h. */
+#define REAP_GRACE_NS	(20ull * 1000 * 1000)
+static pthread_mutex_t reap_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct mem_cgroup *reap_memcgs;
+static struct obj_cgroup *reap_objcgs;
+
+void memcg_warn_once(const char *what)
+{
+	static _Atomic int warned;
+
+	if (!atomic_exchange(&warned, 1))
+		fprintf(stderr, "memcgfs: warning: %s (clamped)\n", what);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void memcg_config_defaults(struct memcg_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->charge_batch = MEMCG_CHARGE_BATCH;
+	cfg->high_throttle = true;
+	cfg->oom_kill_signal = 0;
+}
+
+struct mem_cgroup *root_mem_cgroup(void)
+{
+	return root_memcg;
+}
+
+bool mem_cgroup_is_root(const struct mem_cgroup *memcg)
+{
+	return memcg == root_memcg;
+}
+
+bool mem_cgroup_online(const struct mem_cgroup *memcg)
+{
+	return READ_ONCE(memcg->online);
+}
+
+struct mem_cgroup *parent_mem_cgroup(const struct mem_cgroup *memcg)
+{
+	return memcg->parent;
+}
+
+unsigned short mem_cgroup_id(const struct mem_cgroup *memcg)
+{
+	return memcg->id;
+}
+
+void mem_cgroup_set_owner(struct mem_cgroup *memcg, void *owner)
+{
+	memcg->owner = owner;
+}
+
+void *mem_cgroup_owner(const struct mem_cgroup *memcg)
+{
+	return memcg->owner;
+}
+
+void memcg_set_notify(void (*fn)(struct mem_cgroup *, const char *, void *), void *arg)
+{
+	notify_arg = arg;
+	notify_fn = fn;
+}
+
+void memcg_notify(struct mem_cgroup *memcg, const char *file)
+{
+	if (notify_fn)
+		notify_fn(memcg, file, notify_arg);
+}
+
+/* ---- references ---- */
+void css_get(struct mem_cgroup *memcg)
+{
+	atomic_fetch_add_explicit(&memcg->refcnt, 1, memory_order_relaxed);
+}
+
+bool css_tryget(struct mem_cgroup *memcg)
+{
+	long v = atomic_load(&memcg->refcnt);
+
+	while (v > 0)
+		if (atomic_compare_exchange_weak(&memcg->refcnt, &v, v + 1))
+			return true;
+	return false;
+}
+
+void css_put(struct mem_cgroup *memcg)
+{
+	if (atomic_fetch_sub_explicit(&memcg->refcnt, 1, memory_order_acq_rel) != 1)
+		return;
+	/* the last reference: free it after a grace period */
+	pthread_mutex_lock(&reap_lock);
+	memcg->reap_at = now_ns();
+	memcg->reap_next = reap_memcgs;
+	reap_memcgs = memcg;
+	pthread_mutex_unlock(&reap_lock);
+}
+
+void mem_cgroup_get(struct mem_cgroup *memcg)
+{
+	css_get(memcg);
+}
+
+void mem_cgroup_put(struct mem_cgroup *memcg)
+{
+	css_put(memcg);
+	memcg_reap(false);
+}
+
+void obj_cgroup_get(struct obj_cgroup *objcg)
+{
+	atomic_fetch_add_explicit(&objcg->refcnt, 1, memory_order_relaxed);
+}
+
+void obj_cgroup_get_many(struct obj_cgroup *objcg, long n)
+{
+	atomic_fetch_add_explicit(&objcg->refcnt, n, memory_order_relaxed);
+}
+
+void obj_cgroup_put_many(struct obj_cgroup *objcg, long n)
+{
+	if (atomic_fetch_sub_explicit(&objcg->refcnt, n, memory_order_acq_rel) != n)
+		return;
+	pthread_mutex_lock(&reap_lock);
+	objcg->reap_at = now_ns();
+	objcg->reap_next = reap_objcgs;
+	reap_objcgs = objcg;
+	pthread_mutex_unlock(&reap_lock);
+}
+
+void obj_cgroup_put(struct obj_cgroup *objcg)
+{
+	obj_cgroup_put_many(objcg, 1);
+}
+
+/* The memcg an objcg charges now (its own, or an ancestor after reparenting). */
+struct mem_cgroup *obj_cgroup_memcg(struct obj_cgroup *objcg)
+{
+	return atomic_load_explicit(&objcg->memcg, memory_order_acquire);
+}
+
+static void obj_cgroup_release(struct obj_cgroup *objcg)
+{
+	struct mem_cgroup *memcg;
+	long bytes = atomic_exchange(&objcg->nr_charged_bytes, 0);
+
+	/* leftover bytes of a released objcg are whole pages (the kernel warns otherwise) */
+	pthread_mutex_lock(&objcg_lock);
+	memcg = atomic_load(&objcg->memcg);
+	for (struct obj_cgroup **pp = &memcg->objcg_list; *pp; pp = &(*pp)->next) {
+		if (*pp == objcg) {
+			*pp = objcg->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&objcg_lock);
+	if (bytes)
+		memcg_warn_once("released objcg with charged bytes");
+	css_put(memcg);
+	kfree(objcg);
+}
+
+static void mem_cgroup_free(struct mem_cgroup *memcg);
+
+/*
+ * memcg_reap - free what lost its last reference more than a grace period
+ * ago (all = true: everything, for teardown and tests that wait).
+ */
+void memcg_reap(bool all)
+{
+	struct mem_cgroup *m, *mkeep = NULL, *mfree = NULL;
+	struct obj_cgroup *o, *okeep = NULL, *ofree = NULL;
+	uint64_t now = now_ns();
+
+	if (!READ_ONCE(reap_memcgs) && !READ_ONCE(reap_objcgs))
+		return;
+	pthread_mutex_lock(&reap_lock);
+	while ((o = reap_objcgs)) {
+		reap_objcgs = o->reap_next;
+		if (all || now - o->reap_at >= REAP_GRACE_NS) {
+			o->reap_next = ofree;
+			ofree = o;
+		} else {
+			o->reap_next = okeep;
+			okeep = o;
+		}
+	}
+	reap_objcgs = okeep;
+	pthread_mutex_unlock(&reap_lock);
+	while ((o = ofree)) {
+		ofree = o->reap_next;
+		obj_cgroup_release(o);
+	}
+
+	pthread_mutex_lock(&reap_lock);
+	while ((m = reap_memcgs)) {
+		reap_memcgs = m->reap_next;
+		if (all || now - m->reap_at >= REAP_GRACE_NS) {
+			m->reap_next = mfree;
+			mfree = m;
+		} else {
+			m->reap_next = mkeep;
+			mkeep = m;
+		}
+	}
+	reap_memcgs = mkeep;
+	pthread_mutex_unlock(&reap_lock);
+	while ((m = mfree)) {
+		mfree = m->reap_next;
+		mem_cgroup_free(m);
+	}
+	/* freeing a memcg drops a reference on its parent: go again */
+	if (all && (READ_ONCE(reap_memcgs) || READ_ONCE(reap_objcgs)))
+		memcg_reap(true);
+}
+
+/* ---- the tree ---- */
+static struct obj_cgroup *obj_cgroup_alloc(void)
+{
+	struct obj_cgroup *objcg = kzalloc(sizeof(*objcg), GFP_KERNEL);
+
+	if (objcg)
+		atomic_store(&objcg->refcnt, 1);
+	return objcg;
+}
+
+static bool memcg_in_subtree(const struct mem_cgroup *memcg, const struct mem_cgroup *root)
+{
+	for (; memcg; memcg = memcg->parent)
+		if (memcg == root)
+			return true;
+	return false;
+}
+
+bool mem_cgroup_is_descendant(const struct mem_cgroup *memcg, const struct mem_cgroup *root)
+{
+	return memcg_in_subtree(memcg, root);
+}
+
+static struct mem_cgroup *mem_cgroup_alloc(struct mem_cgroup *parent)
+{
+	struct mem_cgroup *memcg = kmem_cache_alloc(memcg_cachep, GFP_KERNEL | __GFP_ZERO);
+
+	if (!memcg)
+		return NULL;
+	pthread_mutex_init(&memcg->lock, NULL);
+	pthread_mutex_init(&memcg->lru_lock, NULL);
+	page_counter_init(&memcg->memory, parent ? &parent->memory : NULL);
+	page_counter_init(&memcg->swap, parent ? &parent->swap : NULL);
+	memcg->parent = parent;
+	atomic_store(&memcg->refcnt, 1);
+	memcg->swappiness = parent ? parent->swappiness : 60;
+	memcg->zswap_writeback = 1;
+	memcg->zswap_max = page_counter_max();
+	memcg->lru = kzalloc(sizeof(*memcg->lru) * alloc_nr_nodes(), GFP_KERNEL);
+	if (!memcg->lru || memcg_stats_alloc(memcg, parent)) {
+		kfree(memcg->lru);
+		kmem_cache_free(memcg_cachep, memcg);
+		return NULL;
+	}
+	return memcg;
+}
+
+static void mem_cgroup_free(struct mem_cgroup *memcg)
+{
+	struct mem_cgroup *parent = memcg->parent;
+
+	/* its statistics live on in its ancestors' hierarchical totals */
+	memcg_stats_flush();
+	/* so do its charges: they become the parent's own */
+	if (parent)
+		atomic_fetch_add(&parent->local_charge, (long)page_counter_read(&memcg->memory));
+	if (parent) {
+		pthread_mutex_lock(&tree_lock);
+		for (struct mem_cgroup **pp = &parent->children; *pp; pp = &(*pp)->sibling) {
+			if (*pp == memcg) {
+				*pp = memcg->sibling;
+				break;
+			}
+		}
+		if (!memcg->online)
+			for (struct mem_cgroup *a = parent; a; a = a->parent)
+				a->nr_dying_descendants--;
+		pthread_mutex_unlock(&tree_lock);
+	}
+	if (memcg->orig_objcg)
+		obj_cgroup_put(memcg->orig_objcg);
+	memcg_stats_free(memcg);
+	kfree(memcg->lru);
+	pthread_mutex_destroy(&memcg->lock);
+	pthread_mutex_destroy(&memcg->lru_lock);
+	kmem_cache_free(memcg_cachep, memcg);
+	if (parent)
+		css_put(parent);
+}
+
+int mem_cgroup_create(struct mem_cgroup *parent, struct mem_cgroup **out)
+{
+	struct mem_cgroup *memcg, *saved = active_memcg;
+	struct obj_cgroup *objcg;
+
+	if (!parent)
+		return -EINVAL;
+	pthread_mutex_lock(&tree_lock);
+	if (!parent->online) {
+		pthread_mutex_unlock(&tree_lock);
+		return -ENODEV;
+	}
+	css_get(parent);
+	pthread_mutex_unlock(&tree_lock);
+
+	/* mem_cgroup_css_alloc() charges the parent: set_active_memcg(parent) */
+	active_memcg = parent;
+	memcg = mem_cgroup_alloc(parent);
+	active_memcg = saved;
+	if (!memcg) {
+		css_put(parent);
+		return -ENOMEM;
+	}
+	objcg = obj_cgroup_alloc();
+	if (!objcg) {
+		memcg->parent = parent;
+		memcg_stats_free(memcg);
+		kfree(memcg->lru);
+		kmem_cache_free(memcg_cachep, memcg);
+		css_put(parent);
+		return -ENOMEM;
+	}
+	/* memcg_online_kmem(): the objcg, its extra ref as orig_objcg */
+	atomic_store(&objcg->memcg, memcg);
+	css_get(memcg);				/* the objcg's reference */
+	obj_cgroup_get(objcg);
+	memcg->orig_objcg = objcg;
+	pthread_mutex_lock(&objcg_lock);
+	objcg->next = memcg->objcg_list;
+	memcg->objcg_list = objcg;
+	pthread_mutex_unlock(&objcg_lock);
+	atomic_store_explicit(&memcg->objcg, objcg, memory_order_release);
+
+	pthread_mutex_lock(&tree_lock);
+	memcg->id = next_id++;
+	if (!next_id)
+		next_id = 1;
+	memcg->online = true;
+	memcg->sibling = parent->children;
+	parent->children = memcg;
+	for (struct mem_cgroup *a = parent; a; a = a->parent)
+		a->nr_descendants++;
+	pthread_mutex_unlock(&tree_lock);
+	memcg_kmem_online_key = true;
+	*out = memcg;
+	return 0;
+}
+
+/* memcg_reparent_objcgs(): every objcg of memcg now charges parent. */
+static void memcg_reparent_objcgs(struct mem_cgroup *memcg, struct mem_cgroup *parent)
+{
+	struct obj_cgroup *objcg = atomic_exchange(&memcg->objcg, NULL), *o, *last = NULL;
+	long moved = 0;
+
+	pthread_mutex_lock(&objcg_lock);
+	for (o = memcg->objcg_list; o; o = o->next) {
+		atomic_store_explicit(&o->memcg, parent, memory_order_release);
+		last = o;
+		moved++;
+	}
+	if (last) {
+		last->next = parent->objcg_list;
+		parent->objcg_list = memcg->objcg_list;
+		memcg->objcg_list = NULL;
+	}
+	pthread_mutex_unlock(&objcg_lock);
+	/* each objcg's css reference moves with it */
+	atomic_fetch_add(&parent->refcnt, moved);
+	atomic_fetch_sub(&memcg->refcnt, moved);
+	/* percpu_ref_kill(): the initial reference */
+	if (objcg)
+		obj_cgroup_put(objcg);
+}
+
+int mem_cgroup_offline(struct mem_cgroup *memcg)
+{
+	struct mem_cgroup *parent = memcg->parent;
+
+	if (!parent)
+		return -EINVAL;
+	pthread_mutex_lock(&tree_lock);
+	if (!memcg->online) {
+		pthread_mutex_unlock(&tree_lock);
+		return 0;
+	}
+	for (struct mem_cgroup *c = memcg->children; c; c = c->sibling) {
+		if (c->online) {
+			pthread_mutex_unlock(&tree_lock);
+			return -EBUSY;
+		}
+	}
+	memcg->online = false;
+	for (struct mem_cgroup *a = parent; a; a = a->parent) {
+		a->nr_descendants--;
+		a->nr_dying_descendants++;
+	}
+	pthread_mutex_unlock(&tree_lock);
+
+	/* mem_cgroup_css_offline(): protection off, objcgs to the parent, stocks drained */
+	page_counter_set_min(&memcg->memory, 0);
+	page_counter_set_low(&memcg->memory, 0);
+	memcg_reparent_objcgs(memcg, parent);
+	drain_all_stock(memcg);
+	memcg_reap(false);
+	return 0;
+}
+
+void mem_cgroup_descendants(const struct mem_cgroup *memcg,
+			    unsigned long *nr_descendants, unsigned long *nr_dying)
+{
+	memcg_reap(false);
+	pthread_mutex_lock(&tree_lock);
+	*nr_descendants = memcg->nr_descendants;
+	*nr_dying = memcg->nr_dying_descendants;
+	pthread_mutex_unlock(&tree_lock);
+}
+
+unsigned long mem_cgroup_usage_pages(const struct mem_cgroup *memcg)
+{
+	return page_counter_read(&memcg->memory);
+}
+
+/* ---- tasks and current ---- */
+struct memcg_task *memcg_task_create(pid_t pid, struct mem_cgroup *memcg)
+{
+	struct memcg_task *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->pid = pid;
+	t->memcg = memcg ? memcg : root_memcg;
+	css_get(t->memcg);
+	/* fork: resolved lazily on the first accounted allocation */
+	atomic_store(&t->objcg, CURRENT_OBJCG_UPDATE_FLAG);
+	pthread_mutex_init(&t->lock, NULL);
+	return t;
+}
+
+int memcg_task_attach(struct memcg_task *t, struct mem_cgroup *memcg)
+{
+	struct mem_cgroup *old;
+
+	if (!memcg)
+		memcg = root_memcg;
+	pthread_mutex_lock(&tree_lock);
+	if (!memcg->online) {
+		pthread_mutex_unlock(&tree_lock);
+		return -ENODEV;
+	}
+	css_get(memcg);
+	pthread_mutex_unlock(&tree_lock);
+	pthread_mutex_lock(&t->lock);
+	old = t->memcg;
+	t->memcg = memcg;
+	/* the attach callback: the task re-resolves on its next allocation */
+	atomic_fetch_or(&t->objcg, CURRENT_OBJCG_UPDATE_FLAG);
+	pthread_mutex_unlock(&t->lock);
+	css_put(old);
+	return 0;
+}
+
+struct mem_cgroup *memcg_task_memcg(const struct memcg_task *t)
+{
+	return t->memcg;
+}
+
+pid_t memcg_task_pid(const struct memcg_task *t)
+{
+	return t->pid;
+}
+
+unsigned long memcg_task_owned_pages(const struct memcg_task *t)
+{
+	return t->owned_pages;
+}
+
+void memcg_set_current(struct memcg_task *t)
+{
+	current_task = t;
+}
+
+struct memcg_task *memcg_current(void)
+{
+	return current_task;
+}
+
+/* The first ancestor-or-self below the root with a live objcg (referenced). */
+static struct obj_cgroup *objcg_of_memcg(struct mem_cgroup *memcg)
+{
+	for (; memcg && memcg != root_memcg; memcg = memcg->parent) {
+		struct obj_cgroup *objcg;
+
+		pthread_mutex_lock(&objcg_lock);
+		objcg = atomic_load(&memcg->objcg);
+		if (objcg)
+			obj_cgroup_get(objcg);
+		pthread_mutex_unlock(&objcg_lock);
+		if (objcg)
+			return objcg;
+	}
+	return NULL;
+}
+
+/*
+ * current_objcg_update - the task's cached objcg is stale (fork, migration):
+ * resolve it again.  Serialised per task: several daemon threads may serve
+ * one client at once, where the kernel has only the task itself.
+ */
+struct obj_cgroup *current_objcg_update(struct memcg_task *t)
+{
+	uintptr_t v;
+	struct obj_cgroup *old, *new;
+
+	pthread_mutex_lock(&t->lock);
+	for (;;) {
+		v = atomic_load(&t->objcg);
+		if (!(v & CURRENT_OBJCG_UPDATE_FLAG))
+			break;
+		old = (struct obj_cgroup *)(v & ~CURRENT_OBJCG_UPDATE_FLAG);
+		new = t->exited ? NULL : objcg_of_memcg(t->memcg);
+		if (atomic_compare_exchange_strong(&t->objcg, &v, (uintptr_t)new)) {
+			if (old)
+				obj_cgroup_put(old);
+			v = (uintptr_t)new;
+			break;
+		}
+		if (new)
+			obj_cgroup_put(new);
+	}
+	pthread_mutex_unlock(&t->lock);
+	return (struct obj_cgroup *)v;
+}
+
+/*
+ * set_active_memcg() charging (mkdir charges the parent): the first objcg at
+ * or above it.  The caller holds the memcg, so its objcg stays.
+ */
+static struct obj_cgroup *active_memcg_objcg(void)
+{
+	for (struct mem_cgroup *m = active_memcg; m && m != root_memcg; m = m->parent) {
+		struct obj_cgroup *objcg = atomic_load_explicit(&m->objcg, memory_order_acquire);
+
+		if (objcg)
+			return objcg;
+	}
+	return NULL;
+}
+
+#ifndef MEMCG_OBJCG_LOOKUP_MEMCG
+/*
+ * current_obj_cgroup - the objcg to charge (seed 003): the task's cached
+ * pointer, one test away; a root task's is NULL: not accounted.
+ */
+struct obj_cgroup *current_obj_cgroup(void)
+{
+	struct memcg_task *t = current_task;
+	uintptr_t v;
+
+	if (unlikely(active_memcg))
+		return active_memcg_objcg();
+	if (!t)
+		return NULL;
+	v = atomic_load_explicit(&t->objcg, memory_order_acquire);
+	if (likely(!(v & CURRENT_OBJCG_UPDATE_FLAG)))
+		return (struct obj_cgroup *)v;
+	return current_objcg_update(t);
+}
+#else
+/* The older lookup, for the benchmark's ablation: task -> memcg -> objcg. */
+struct obj_cgroup *current_obj_cgroup(void)
+{
+	struct memcg_task *t = current_task;
+	struct mem_cgroup *memcg;
+
+	if (unlikely(active_memcg))
+		return active_memcg_objcg();
+	if (!t)
+		return NULL;
+	memcg = t->memcg;
+	for (; memcg && memcg != root_memcg; memcg = memcg->parent) {
+		struct obj_cgroup *objcg = atomic_load_explicit(&memcg->objcg, memory_order_acquire);
+
+		if (objcg)
+			return objcg;
+	}
+	return NULL;
+}
+#endif
+
+struct mem_cgroup *get_mem_cgroup_from_current(void)
+{
+	struct memcg_task *t = current_task;
+	struct mem_cgroup *memcg = active_memcg ? active_memcg : t ? t->memcg : root_memcg;
+
+	css_get(memcg);
+	return memcg;
+}
+
+/* ---- typed pages ---- */
+static const char *const page_type_names[NR_MEMCG_PAGE_TYPES] = {
+	"anon", "file", "shmem", "kernel_stack", "pagetables", "percpu", "sock", "vmalloc",
+};
+
+const char *memcg_page_type_name(enum memcg_page_type type)
+{
+	return (unsigned int)type < NR_MEMCG_PAGE_TYPES ? page_type_names[type] : NULL;
+}
+
+int memcg_page_type_parse(const char *name, enum memcg_page_type *type)
+{
+	for (unsigned int i = 0; i < NR_MEMCG_PAGE_TYPES; i++) {
+		if (!strcmp(name, page_type_names[i])) {
+			*type = (enum memcg_page_type)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static bool page_type_direct(enum memcg_page_type type)
+{
+	return type == MEMCG_PAGE_ANON || type == MEMCG_PAGE_FILE ||
+	       type == MEMCG_PAGE_SHMEM || type == MEMCG_PAGE_SOCK;
+}
+
+static bool page_type_task_owned(enum memcg_page_type type)
+{
+	return type == MEMCG_PAGE_ANON || type == MEMCG_PAGE_KERNEL_STACK ||
+	       type == MEMCG_PAGE_PAGETABLES;
+}
+
+#define PAGE_FLAG_CHARGED	0x1	/* page->flags: memcg_data set by a charge */
+#define PAGE_FLAG_OWNED		0x2
+
+static void page_stats(struct mem_cgroup *memcg, struct page *page,
+		       enum memcg_page_type type, long n)
+{
+	int nid = page_to_nid(page);
+	long bytes = n * (long)alloc_page_size();
+
+	switch (type) {
+	case MEMCG_PAGE_ANON:
+		mod_memcg_state(memcg, nid, MI_ANON, n);
+		break;
+	case MEMCG_PAGE_FILE:
+		mod_memcg_state(memcg, nid, MI_FILE, n);
+		break;
+	case MEMCG_PAGE_SHMEM:
+		mod_memcg_state(memcg, nid, MI_FILE, n);
+		mod_memcg_state(memcg, nid, MI_SHMEM, n);
+		break;
+	case MEMCG_PAGE_KERNEL_STACK:
+		mod_memcg_state(memcg, nid, MI_KERNEL_STACK_B, bytes);
+		break;
+	case MEMCG_PAGE_PAGETABLES:
+		mod_memcg_state(memcg, nid, MI_PAGETABLES, n);
+		break;
+	case MEMCG_PAGE_PERCPU:
+		mod_memcg_state(memcg, nid, MI_PERCPU_B, bytes);
+		break;
+	case MEMCG_PAGE_SOCK:
+		mod_memcg_state(memcg, nid, MI_SOCK, n);
+		break;
+	case MEMCG_PAGE_VMALLOC:
+		mod_memcg_state(memcg, nid, MI_VMALLOC, n);
+		break;
+	default:
+		break;
+	}
+}
+
+static int task_own_page(struct memcg_task *t, struct page *page)
+{
+	if (t->nr_owned == t->owned_cap) {
+		size_t cap = t->owned_cap ? t->owned_cap * 2 : 16;
+		struct page **v = realloc(t->owned, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		t->owned = v;
+		t->owned_cap = cap;
+	}
+	page->private = t->nr_owned;
+	t->owned[t->nr_owned++] = page;
+	t->owned_pages += 1ul << page->order;
+	page->flags |= PAGE_FLAG_OWNED;
+	return 0;
+}
+
+static void task_disown_page(struct memcg_task *t, struct page *page)
+{
+	size_t i = (size_t)page->private;
+
+	if (i >= t->nr_owned || t->owned[i] != page)
+		return;
+	t->owned[i] = t->owned[--t->nr_owned];
+	t->owned[i]->private = i;
+	t->owned_pages -= 1ul << page->order;
+	page->flags &= (uint8_t)~PAGE_FLAG_OWNED;
+}
+
+struct page *memcg_alloc_pages(enum memcg_page_type type, gfp_t gfp,
+			       unsigned int order, int *err)
+{
+	struct memcg_task *t = current_task;
+	unsigned int n = 1u << order;
+	struct page *page;
+	int ret = 0;
+
+	if ((unsigned int)type >= NR_MEMCG_PAGE_TYPES || order > MAX_PAGE_ORDER) {
+		ret = -EINVAL;
+		goto out;
+	}
+	page = alloc_pages(gfp & ~__GFP_ACCOUNT, order);
+	if (!page) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	page->type = (uint8_t)type;
+	page->owner = t ? (uint32_t)t->pid : 0;
+	if (page_type_direct(type)) {
+		struct mem_cgroup *memcg = get_mem_cgroup_from_current();
+
+		ret = try_charge_memcg(memcg, gfp, n);
+		if (ret) {
+			css_put(memcg);
+			__free_pages(page, order);
+			goto out;
+		}
+		/* the page keeps the css reference */
+		page->memcg_data = (uintptr_t)memcg;
+		page->flags |= PAGE_FLAG_CHARGED;
+		page_stats(memcg, page, type, (long)n);
+		if (type == MEMCG_PAGE_ANON || type == MEMCG_PAGE_SHMEM)
+			memcg_lru_add(memcg, page, LRU_INACTIVE_ANON);
+		else if (type == MEMCG_PAGE_FILE)
+			memcg_lru_add(memcg, page, LRU_INACTIVE_FILE);
+	} else {
+		struct obj_cgroup *objcg = current_obj_cgroup();
+
+		if (objcg) {
+			ret = obj_cgroup_charge_pages(objcg, gfp, n);
+			if (ret) {
+				__free_pages(page, order);
+				goto out;
+			}
+			page->memcg_data = (uintptr_t)objcg | MEMCG_DATA_KMEM;
+			page->flags |= PAGE_FLAG_CHARGED;
+			page_stats(obj_cgroup_memcg(objcg), page, type, (long)n);
+		}
+	}
+	if (t && page_type_task_owned(type)) {
+		pthread_mutex_lock(&t->lock);
+		ret = task_own_page(t, page);
+		pthread_mutex_unlock(&t->lock);
+		if (ret) {
+			memcg_free_pages(page);
+			goto out;
+		}
+	}
+	if (err)
+		*err = 0;
+	return page;
+out:
+	if (err)
+		*err = ret;
+	return NULL;
+}
+
+static void memcg_free_page(struct page *page, struct memcg_task *owner)
+{
+	unsigned int n = 1u << page->order;
+	enum memcg_page_type type = (enum memcg_page_type)page->type;
+
+	if (owner && (page->flags & PAGE_FLAG_OWNED))
+		task_disown_page(owner, page);
+	if (page->flags & PAGE_FLAG_CHARGED) {
+		if (page->memcg_data & MEMCG_DATA_KMEM) {
+			struct obj_cgroup *objcg = (struct obj_cgroup *)(page->memcg_data & ~MEMCG_DATA_KMEM);
+			struct mem_cgroup *memcg = obj_cgroup_memcg(objcg);
+
+			page_stats(memcg, page, type, -(long)n);
+			obj_cgroup_uncharge_pages(objcg, n);
+		} else {
+			struct mem_cgroup *memcg = (struct mem_cgroup *)page->memcg_data;
+
+			if (type == MEMCG_PAGE_ANON || type == MEMCG_PAGE_SHMEM ||
+			    type == MEMCG_PAGE_FILE)
+				memcg_lru_del(memcg, page);
+			page_stats(memcg, page, type, -(long)n);
+			memcg_uncharge(memcg, n);
+			css_put(memcg);
+		}
+	}
+	page->memcg_data = 0;
+	page->flags = 0;
+	__free_pages(page, page->order);
+}
+
+/* Which task owns a page: the one whose array holds it. */
+static struct memcg_task *page_owner_task(struct page *page);
+static struct memcg_task *page_owner_task(struct page *page)
+{
+	struct memcg_task *t = current_task;
+
+	/* fs/ frees through the owning task's context; else it is unowned */
+	if (t && (page->flags & PAGE_FLAG_OWNED) && page->private < t->nr_owned &&
+	    t->owned[page->private] == page)
+		return t;
+	return NULL;
+}
+
+void memcg_free_pages(struct page *page)
+{
+	struct memcg_task *t = page_owner_task(page);
+
+	if (t) {
+		pthread_mutex_lock(&t->lock);
+		memcg_free_page(page, t);
+		pthread_mutex_unlock(&t->lock);
+	} else {
+		memcg_free_page(page, NULL);
+	}
+	memcg_reap(false);
+}
+
+void memcg_task_exit(struct memcg_task *t)
+{
+	struct obj_cgroup *objcg;
+	struct memcg_task *saved = current_task;
+
+	current_task = t;
+	pthread_mutex_lock(&t->lock);
+	t->exited = true;
+	while (t->nr_owned)
+		memcg_free_page(t->owned[t->nr_owned - 1], t);
+	pthread_mutex_unlock(&t->lock);
+	current_task = saved;
+	objcg = (struct obj_cgroup *)(atomic_exchange(&t->objcg, 0) & ~CURRENT_OBJCG_UPDATE_FLAG);
+	if (objcg)
+		obj_cgroup_put(objcg);
+	css_put(t->memcg);
+	free(t->owned);
+	pthread_mutex_destroy(&t->lock);
+	free(t);
+	memcg_reap(false);
+}
+
+/* ---- LRU ---- */
+void memcg_lru_add(struct mem_cgroup *memcg, struct page *page, enum lru_list lru)
+{
+	int nid = page_to_nid(page);
+	struct memcg_lru *l = &memcg->lru[nid];
+	long n = 1l << page->order;
+	static const enum memcg_item lru_item[NR_LRU_LISTS] = {
+		MI_INACTIVE_ANON, MI_ACTIVE_ANON, MI_INACTIVE_FILE, MI_ACTIVE_FILE, MI_UNEVICTABLE,
+	};
+
+	pthread_mutex_lock(&memcg->lru_lock);
+	page->lru_prev = NULL;
+	page->lru_next = l->head[lru];
+	if (page->lru_next)
+		page->lru_next->lru_prev = page;
+	l->head[lru] = page;
+	l->nr[lru] += (unsigned long)n;
+	page->flags = (uint8_t)((page->flags & 0x0f) | (lru << 4));
+	pthread_mutex_unlock(&memcg->lru_lock);
+	mod_memcg_state(memcg, nid, lru_item[lru], n);
+}
+
+void memcg_lru_del(struct mem_cgroup *memcg, struct page *page)
+{
+	int nid = page_to_nid(page);
+	struct memcg_lru *l = &memcg->lru[nid];
+	enum lru_list lru = (enum lru_list)(page->flags >> 4);
+	long n = 1l << page->order;
+	static const enum memcg_item lru_item[NR_LRU_LISTS] = {
+		MI_INACTIVE_ANON, MI_ACTIVE_ANON, MI_INACTIVE_FILE, MI_ACTIVE_FILE, MI_UNEVICTABLE,
+	};
+
+	pthread_mutex_lock(&memcg->lru_lock);
+	if (page->lru_prev)
+		page->lru_prev->lru_next = page->lru_next;
+	else
+		l->head[lru] = page->lru_next;
+	if (page->lru_next)
+		page->lru_next->lru_prev = page->lru_prev;
+	page->lru_next = page->lru_prev = NULL;
+	l->nr[lru] -= (unsigned long)n;
+	pthread_mutex_unlock(&memcg->lru_lock);
+	mod_memcg_state(memcg, nid, lru_item[lru], -n);
+}
+
+/* ---- init ---- */
+int memcg_init(const struct memcg_config *cfg)
+{
+	struct memcg_config def;
+	int err;
+
+	if (memcg_up)
+		return -EBUSY;
+	if (!cfg) {
+		memcg_config_defaults(&def);
+		cfg = &def;
+	}
+	if (!cfg->charge_batch || cfg->charge_batch > 127)
+		return -EINVAL;
+	memcg_cfg = *cfg;
+	/* seed 000: the memcg from its own cache, not a kmalloc bucket */
+	memcg_cachep = kmem_cache_create_err("mem_cgroup", sizeof(struct mem_cgroup), 0,
+					     SLAB_HWCACHE_ALIGN | SLAB_PANIC, &err);
+	if (!memcg_cachep)
+		return err;
+	err = memcg_stocks_init();
+	if (err)
+		goto out_cache;
+	root_memcg = mem_cgroup_alloc(NULL);
+	if (!root_memcg) {
+		err = -ENOMEM;
+		goto out_stocks;
+	}
+	root_memcg->online = true;
+	root_memcg->id = 0;
+	next_id = 1;
+	memcg_kmem_online_key = false;
+	memcg_up = true;
+	return 0;
+
+out_stocks:
+	memcg_stocks_exit();
+out_cache:
+	kmem_cache_destroy(memcg_cachep);
+	memcg_cachep = NULL;
+	return err;
+}
+
+void memcg_exit(void)
+{
+	if (!memcg_up)
+		return;
+	memcg_drain();
+	memcg_reap(true);
+	memcg_stocks_exit();
+	memcg_kmem_online_key = false;
+	memcg_up = false;
+	root_memcg = NULL;
+	/* whatever was not freed belongs to alloc_exit() now */
+	memcg_cachep = NULL;
+}

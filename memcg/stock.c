@@ -1,0 +1,697 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stock.c - charging: try_charge_memcg, the per-CPU memcg_stock (pages of
+ * several memcgs) and obj_stock (bytes of one objcg, with the slab
+ * statistics accounted in the same section: seed 002), alloc's hooks.
+ *
+ * The obj_stock's byte count and its two slab statistic buffers sit next
+ * to each other so that one 8-byte store commits a charge and its
+ * statistic: on rseq threads the consume and refill fast paths are
+ * restartable sequences (no atomic instruction), like alloc's freelists;
+ * everything else takes the slot's lock (alloc_cpu_lock), as the kernel's
+ * local_trylock, and goes direct when the lock is busy.
+ *
+ * Build-time ablations (meson -Dobj_stock=separate, -Dobjcg_lookup=memcg):
+ * MEMCG_OBJ_STOCK_SEPARATE charges and then accounts in a second section,
+ * as before "memcg: combine slab obj stock charging and accounting";
+ * MEMCG_OBJ_STOCK_KERNEL_LIMIT gives bytes back above one page, as the
+ * kernel does, where the default keeps up to two pages so that an object
+ * of about a page (2312- and 4096-byte kmallocs are 4104 bytes charged)
+ * does not charge and uncharge a page at every alloc/free pair.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+struct memcg_stock_pcp {
+	_Atomic uint32_t lock;
+	uint8_t nr_pages[NR_MEMCG_STOCK];
+	struct mem_cgroup *cached[NR_MEMCG_STOCK];
+} __attribute__((aligned(64)));
+
+/* Offsets known to the sequences below: lock 0, objcg 8, recl 16, bytes 20, unrecl 24, nid 28. */
+struct obj_stock_pcp {
+	_Atomic uint32_t lock;
+	uint32_t pad;
+	struct obj_cgroup *cached_objcg;
+	int32_t nr_slab_reclaimable_b;
+	uint32_t nr_bytes;
+	int32_t nr_slab_unreclaimable_b;
+	int32_t cached_nid;
+} __attribute__((aligned(64)));
+
+_Static_assert(__builtin_offsetof(struct obj_stock_pcp, cached_objcg) == 8, "rseq layout");
+_Static_assert(__builtin_offsetof(struct obj_stock_pcp, nr_slab_reclaimable_b) == 16, "rseq layout");
+_Static_assert(__builtin_offsetof(struct obj_stock_pcp, nr_bytes) == 20, "rseq layout");
+_Static_assert(__builtin_offsetof(struct obj_stock_pcp, nr_slab_unreclaimable_b) == 24, "rseq layout");
+_Static_assert(__builtin_offsetof(struct obj_stock_pcp, cached_nid) == 28, "rseq layout");
+
+static struct memcg_stock_pcp *memcg_stock;
+static struct obj_stock_pcp *obj_stock;
+static unsigned int nr_cpus;
+static pthread_mutex_t drain_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Bounds the sequences check; the fast paths read them from memory. */
+static struct {
+	uint32_t limit;		/* most bytes a stock keeps */
+	int32_t stat_bias;	/* a buffered statistic s is in range when */
+	uint32_t stat_range;	/* (unsigned)(s + stat_bias) <= stat_range */
+} bounds;
+
+#ifdef MEMCG_OBJ_STOCK_KERNEL_LIMIT
+#define STOCK_KEEP_PAGES	1
+#else
+#define STOCK_KEEP_PAGES	2
+#endif
+
+int memcg_stocks_init(void)
+{
+	nr_cpus = alloc_nr_cpus();
+	memcg_stock = aligned_alloc(64, sizeof(*memcg_stock) * nr_cpus);
+	obj_stock = aligned_alloc(64, sizeof(*obj_stock) * nr_cpus);
+	if (!memcg_stock || !obj_stock) {
+		free(memcg_stock);
+		free(obj_stock);
+		return -ENOMEM;
+	}
+	memset(memcg_stock, 0, sizeof(*memcg_stock) * nr_cpus);
+	memset(obj_stock, 0, sizeof(*obj_stock) * nr_cpus);
+	bounds.limit = STOCK_KEEP_PAGES * alloc_page_size();
+	/* buffered slab deltas: flushed by every read, bounded only against overflow */
+	bounds.stat_bias = 1 << 20;
+	bounds.stat_range = 2u << 20;
+	return 0;
+}
+
+void memcg_stocks_exit(void)
+{
+	free(memcg_stock);
+	free(obj_stock);
+	memcg_stock = NULL;
+	obj_stock = NULL;
+}
+
+/* ---- memcg_stock: whole pages ---- */
+/* Every page counter charge and uncharge of a memcg goes through these two. */
+static void memcg_counter_charged(struct mem_cgroup *memcg, unsigned int nr_pages)
+{
+	atomic_fetch_add_explicit(&memcg->local_charge, nr_pages, memory_order_relaxed);
+}
+
+static void memcg_counter_uncharge(struct mem_cgroup *memcg, unsigned int nr_pages)
+{
+	page_counter_uncharge(&memcg->memory, nr_pages);
+	atomic_fetch_sub_explicit(&memcg->local_charge, nr_pages, memory_order_relaxed);
+}
+
+static void drain_stock(struct memcg_stock_pcp *st, int i)
+{
+	struct mem_cgroup *old = st->cached[i];
+
+	if (!old)
+		return;
+	if (st->nr_pages[i])
+		memcg_counter_uncharge(old, st->nr_pages[i]);
+	st->nr_pages[i] = 0;
+	st->cached[i] = NULL;
+	css_put(old);
+}
+
+static bool consume_stock(struct mem_cgroup *memcg, unsigned int nr_pages)
+{
+	unsigned int cpu = alloc_slot_cpu();
+	struct memcg_stock_pcp *st = &memcg_stock[cpu];
+	bool ret = false;
+
+	if (nr_pages > memcg_cfg.charge_batch || !alloc_cpu_trylock(&st->lock, cpu))
+		return false;
+	for (int i = 0; i < NR_MEMCG_STOCK; i++) {
+		if (st->cached[i] == memcg && st->nr_pages[i] >= nr_pages) {
+			st->nr_pages[i] -= (uint8_t)nr_pages;
+			ret = true;
+			break;
+		}
+	}
+	alloc_cpu_unlock(&st->lock);
+	return ret;
+}
+
+static void refill_stock(struct mem_cgroup *memcg, unsigned int nr_pages)
+{
+	unsigned int cpu = alloc_slot_cpu();
+	struct memcg_stock_pcp *st = &memcg_stock[cpu];
+	int i, empty = -1;
+
+	if (nr_pages > memcg_cfg.charge_batch || !alloc_cpu_trylock(&st->lock, cpu)) {
+		memcg_counter_uncharge(memcg, nr_pages);
+		return;
+	}
+	for (i = 0; i < NR_MEMCG_STOCK; i++) {
+		if (st->cached[i] == memcg) {
+			st->nr_pages[i] = (uint8_t)(st->nr_pages[i] + nr_pages);
+			if (st->nr_pages[i] > memcg_cfg.charge_batch)
+				drain_stock(st, i);
+			goto out;
+		}
+		if (!st->cached[i] && empty < 0)
+			empty = i;
+	}
+	if (empty < 0) {
+		empty = (int)((unsigned int)rand() % NR_MEMCG_STOCK);
+		drain_stock(st, empty);
+	}
+	css_get(memcg);
+	st->cached[empty] = memcg;
+	st->nr_pages[empty] = (uint8_t)nr_pages;
+out:
+	alloc_cpu_unlock(&st->lock);
+}
+
+unsigned long memcg_stock_pages(const struct mem_cgroup *memcg)
+{
+	unsigned long n = 0;
+
+	for (unsigned int cpu = 0; cpu < nr_cpus; cpu++)
+		for (int i = 0; i < NR_MEMCG_STOCK; i++)
+			if (memcg_stock[cpu].cached[i] == memcg)
+				n += memcg_stock[cpu].nr_pages[i];
+	return n;
+}
+
+/*
+ * try_charge_memcg - the kernel's: the stock, a batch, the exact amount,
+ * then the limit path.  Reclaim and OOM at the limit are the next layer's;
+ * here a charge that cannot fit after draining the stocks fails, except
+ * __GFP_NOFAIL which is forced past the limit.
+ */
+int try_charge_memcg(struct mem_cgroup *memcg, gfp_t gfp, unsigned int nr_pages)
+{
+	unsigned int batch = nr_pages > memcg_cfg.charge_batch ? nr_pages : memcg_cfg.charge_batch;
+	struct page_counter *fail;
+	struct mem_cgroup *over;
+	bool drained = false;
+
+	if (mem_cgroup_is_root_fast(memcg))
+		return 0;
+	if (consume_stock(memcg, nr_pages))
+		return 0;
+retry:
+	if (page_counter_try_charge(&memcg->memory, batch, &fail))
+		goto done;
+	if (batch > nr_pages) {
+		batch = nr_pages;
+		goto retry;
+	}
+	over = (struct mem_cgroup *)((char *)fail - __builtin_offsetof(struct mem_cgroup, memory));
+	if (!drained) {
+		memcg_memory_event(over, MEMCG_MAX);
+		drain_all_stock(over);
+		drained = true;
+		goto retry;
+	}
+	if (gfp & __GFP_NOFAIL) {
+		page_counter_charge(&memcg->memory, nr_pages);
+		memcg_counter_charged(memcg, nr_pages);
+		return 0;
+	}
+	return -ENOMEM;
+done:
+	memcg_counter_charged(memcg, batch);
+	if (batch > nr_pages)
+		refill_stock(memcg, batch - nr_pages);
+	return 0;
+}
+
+void memcg_uncharge(struct mem_cgroup *memcg, unsigned int nr_pages)
+{
+	if (!mem_cgroup_is_root_fast(memcg))
+		refill_stock(memcg, nr_pages);
+}
+
+static struct mem_cgroup *get_mem_cgroup_from_objcg(struct obj_cgroup *objcg)
+{
+	struct mem_cgroup *memcg;
+
+	/* retry until the reference holds: the objcg may be reparented meanwhile */
+	do {
+		memcg = obj_cgroup_memcg(objcg);
+	} while (!css_tryget(memcg));
+	return memcg;
+}
+
+int obj_cgroup_charge_pages(struct obj_cgroup *objcg, gfp_t gfp, unsigned int nr_pages)
+{
+	struct mem_cgroup *memcg = get_mem_cgroup_from_objcg(objcg);
+	int ret = try_charge_memcg(memcg, gfp, nr_pages);
+
+	if (!ret) {
+		mod_memcg_state(memcg, 0, MI_KMEM, (long)nr_pages);
+		obj_cgroup_get_many(objcg, nr_pages);
+	}
+	css_put(memcg);
+	return ret;
+}
+
+void obj_cgroup_uncharge_pages(struct obj_cgroup *objcg, unsigned int nr_pages)
+{
+	struct mem_cgroup *memcg = get_mem_cgroup_from_objcg(objcg);
+
+	mod_memcg_state(memcg, 0, MI_KMEM, -(long)nr_pages);
+	memcg_uncharge(memcg, nr_pages);
+	css_put(memcg);
+	obj_cgroup_put_many(objcg, nr_pages);
+}
+
+/* ---- obj_stock: bytes ---- */
+static void flush_stock_stats(struct obj_stock_pcp *st)
+{
+	struct mem_cgroup *memcg;
+
+	if (!st->cached_objcg || (!st->nr_slab_reclaimable_b && !st->nr_slab_unreclaimable_b))
+		return;
+	memcg = obj_cgroup_memcg(st->cached_objcg);
+	if (st->nr_slab_reclaimable_b)
+		mod_memcg_state(memcg, st->cached_nid, MI_SLAB_RECLAIMABLE_B,
+				st->nr_slab_reclaimable_b);
+	if (st->nr_slab_unreclaimable_b)
+		mod_memcg_state(memcg, st->cached_nid, MI_SLAB_UNRECLAIMABLE_B,
+				st->nr_slab_unreclaimable_b);
+	st->nr_slab_reclaimable_b = 0;
+	st->nr_slab_unreclaimable_b = 0;
+}
+
+/* drain_obj_stock (locked): whole pages uncharged, the rest to the objcg. */
+static void drain_obj_stock(struct obj_stock_pcp *st)
+{
+	struct obj_cgroup *old = st->cached_objcg;
+	unsigned int nr_pages, rem;
+
+	if (!old)
+		return;
+	nr_pages = st->nr_bytes >> alloc_page_shift();
+	rem = st->nr_bytes & (alloc_page_size() - 1);
+	flush_stock_stats(st);
+	st->nr_bytes = 0;
+	st->cached_objcg = NULL;
+	if (nr_pages)
+		obj_cgroup_uncharge_pages(old, nr_pages);
+	if (rem)
+		atomic_fetch_add(&old->nr_charged_bytes, (long)rem);
+	obj_cgroup_put(old);
+}
+
+/* __account_obj_stock (locked): a slab statistic, buffered per node. */
+static void __account_obj_stock(struct obj_stock_pcp *st, int nr, int nid, bool reclaimable)
+{
+	int32_t *buf;
+
+	if (st->cached_nid != nid) {
+		flush_stock_stats(st);
+		st->cached_nid = nid;
+	}
+	buf = reclaimable ? &st->nr_slab_reclaimable_b : &st->nr_slab_unreclaimable_b;
+	if (!*buf) {
+		*buf = nr;
+		return;
+	}
+	*buf += nr;
+	if (*buf > (int32_t)alloc_page_size() || *buf < -(int32_t)alloc_page_size()) {
+		mod_memcg_state(obj_cgroup_memcg(st->cached_objcg), nid,
+				reclaimable ? MI_SLAB_RECLAIMABLE_B : MI_SLAB_UNRECLAIMABLE_B, *buf);
+		*buf = 0;
+	}
+}
+
+static void mod_objcg_state_direct(struct obj_cgroup *objcg, int nid, bool reclaimable, int nr)
+{
+	mod_memcg_state(obj_cgroup_memcg(objcg), nid,
+			reclaimable ? MI_SLAB_RECLAIMABLE_B : MI_SLAB_UNRECLAIMABLE_B, nr);
+}
+
+#if defined(__x86_64__)
+/*
+ * One section: nr_bytes += dn within [0, bounds.limit], the statistic at
+ * STAT += ds within bounds, both committed by one 8-byte store at COMMIT
+ * (recl+bytes at 16, or bytes+unrecl at 20).  0 done, 1 slow path, -1 retry.
+ */
+#define DEFINE_OBJ_STOCK_ADJUST(fn, STAT, COMBINE)				\
+static inline __attribute__((always_inline)) int				\
+fn(struct obj_stock_pcp *st, unsigned int cpu, struct obj_cgroup *objcg,	\
+   int nid, int dn, int ds)							\
+{										\
+	__asm__ __volatile__ goto(						\
+		ALLOC_RSEQ_CS_BEGIN						\
+		"cmpl $0, (%[st])\n\t"						\
+		"jnz %l[slow]\n\t"						\
+		"cmpq %[objcg], 8(%[st])\n\t"					\
+		"jnz %l[slow]\n\t"						\
+		"cmpl %[nid], 28(%[st])\n\t"					\
+		"jnz %l[slow]\n\t"						\
+		"movl 20(%[st]), %%eax\n\t"					\
+		"addl %[dn], %%eax\n\t"						\
+		"cmpl %[limit], %%eax\n\t"					\
+		"ja %l[slow]\n\t"						\
+		"movl " #STAT "(%[st]), %%edx\n\t"				\
+		"addl %[ds], %%edx\n\t"						\
+		"movl %%edx, %%r11d\n\t"					\
+		"addl %[bias], %%r11d\n\t"					\
+		"cmpl %[range], %%r11d\n\t"					\
+		"ja %l[slow]\n\t"						\
+		COMBINE								\
+		"2:\n\t"							\
+		ALLOC_RSEQ_CS_ABORT						\
+		:								\
+		: [cpu] "r"(cpu), [rseq_off] "r"(alloc_rseq_offset), [st] "r"(st),	\
+		  [objcg] "r"(objcg), [nid] "r"(nid), [dn] "rm"(dn), [ds] "rm"(ds),	\
+		  [limit] "m"(bounds.limit), [bias] "m"(bounds.stat_bias),	\
+		  [range] "m"(bounds.stat_range)				\
+		: "memory", "cc", "rax", "rdx", "r11"				\
+		: slow, abort);							\
+	return 0;								\
+abort:										\
+	return -1;								\
+slow:										\
+	return 1;								\
+}
+
+DEFINE_OBJ_STOCK_ADJUST(obj_stock_adjust_recl, 16,
+	"shlq $32, %%rax\n\t"
+	"orq %%rdx, %%rax\n\t"
+	"movq %%rax, 16(%[st])\n\t")
+DEFINE_OBJ_STOCK_ADJUST(obj_stock_adjust_unrecl, 24,
+	"shlq $32, %%rdx\n\t"
+	"orq %%rax, %%rdx\n\t"
+	"movq %%rdx, 20(%[st])\n\t")
+
+/* The stock fast path on an rseq thread: true when done. */
+static inline __attribute__((always_inline)) bool
+obj_stock_fast(struct obj_cgroup *objcg, int nid, bool reclaimable, int dn, int ds)
+{
+	if (!alloc_thread_uses_rseq())
+		return false;
+	for (;;) {
+		unsigned int cpu = alloc_rseq_cpu();
+		struct obj_stock_pcp *st = &obj_stock[cpu];
+		int r = reclaimable ? obj_stock_adjust_recl(st, cpu, objcg, nid, dn, ds)
+				    : obj_stock_adjust_unrecl(st, cpu, objcg, nid, dn, ds);
+
+		if (r >= 0)
+			return r == 0;
+	}
+}
+#else
+static inline bool obj_stock_fast(struct obj_cgroup *objcg, int nid, bool reclaimable,
+				  int dn, int ds)
+{
+	(void)objcg; (void)nid; (void)reclaimable; (void)dn; (void)ds;
+	return false;
+}
+#endif
+
+/*
+ * consume_obj_stock - take nr_bytes from this CPU's stock if it holds them
+ * for objcg; with 'account', the slab statistic in the same section.
+ */
+static bool consume_obj_stock(struct obj_cgroup *objcg, unsigned int nr_bytes,
+			      int nid, bool reclaimable, bool account)
+{
+	unsigned int cpu;
+	struct obj_stock_pcp *st;
+	bool ret = false;
+
+	if (obj_stock_fast(objcg, nid, reclaimable, -(int)nr_bytes, account ? (int)nr_bytes : 0))
+		return true;
+	cpu = alloc_slot_cpu();
+	st = &obj_stock[cpu];
+	if (!alloc_cpu_trylock(&st->lock, cpu))
+		return false;
+	if (st->cached_objcg == objcg && st->nr_bytes >= nr_bytes) {
+		st->nr_bytes -= nr_bytes;
+		if (account)
+			__account_obj_stock(st, (int)nr_bytes, nid, reclaimable);
+		ret = true;
+	}
+	alloc_cpu_unlock(&st->lock);
+	return ret;
+}
+
+/*
+ * refill_obj_stock - give nr_bytes back to this CPU's stock (adopting objcg
+ * if it held another), with a statistic delta nr_acct when 'account';
+ * whole pages above the stock's limit are uncharged when allow_uncharge.
+ */
+static void refill_obj_stock(struct obj_cgroup *objcg, unsigned int nr_bytes,
+			     bool allow_uncharge, int nr_acct, bool account,
+			     int nid, bool reclaimable)
+{
+	unsigned int cpu, nr_pages = 0, page = alloc_page_size();
+	struct obj_stock_pcp *st;
+
+	if (allow_uncharge &&
+	    obj_stock_fast(objcg, nid, reclaimable, (int)nr_bytes, account ? nr_acct : 0))
+		return;
+	cpu = alloc_slot_cpu();
+	st = &obj_stock[cpu];
+	if (!alloc_cpu_trylock(&st->lock, cpu)) {
+		/* busy: straight to the counters, the remainder to the objcg */
+		if (account)
+			mod_objcg_state_direct(objcg, nid, reclaimable, nr_acct);
+		nr_pages = nr_bytes >> alloc_page_shift();
+		if (nr_pages)
+			obj_cgroup_uncharge_pages(objcg, nr_pages);
+		if (nr_bytes & (page - 1))
+			atomic_fetch_add(&objcg->nr_charged_bytes, (long)(nr_bytes & (page - 1)));
+		return;
+	}
+	if (st->cached_objcg != objcg) {
+		drain_obj_stock(st);
+		obj_cgroup_get(objcg);
+		st->cached_objcg = objcg;
+		st->cached_nid = nid;
+		st->nr_bytes = (uint32_t)atomic_exchange(&objcg->nr_charged_bytes, 0);
+		allow_uncharge = true;
+	}
+	st->nr_bytes += nr_bytes;
+	if (account)
+		__account_obj_stock(st, nr_acct, nid, reclaimable);
+	if (allow_uncharge && st->nr_bytes > bounds.limit) {
+		unsigned int keep = (st->nr_bytes & (page - 1)) + (STOCK_KEEP_PAGES - 1) * page;
+
+		nr_pages = (st->nr_bytes - keep) >> alloc_page_shift();
+		st->nr_bytes -= nr_pages * page;
+	}
+	alloc_cpu_unlock(&st->lock);
+	if (nr_pages)
+		obj_cgroup_uncharge_pages(objcg, nr_pages);
+}
+
+/* Bytes through the stock, whole pages through the page counter. */
+static int obj_cgroup_charge_bytes(struct obj_cgroup *objcg, gfp_t gfp, size_t size,
+				   bool account, int nid, bool reclaimable)
+{
+	unsigned int page = alloc_page_size();
+	unsigned int nr_pages = (unsigned int)(size >> alloc_page_shift());
+	unsigned int nr_bytes = (unsigned int)(size & (page - 1));
+	int ret;
+
+	if (consume_obj_stock(objcg, (unsigned int)size, nid, reclaimable, account))
+		return 0;
+	if (nr_bytes)
+		nr_pages++;
+	ret = obj_cgroup_charge_pages(objcg, gfp, nr_pages);
+	if (ret)
+		return ret;
+	refill_obj_stock(objcg, nr_bytes ? page - nr_bytes : 0, false, (int)size, account,
+			 nid, reclaimable);
+	return 0;
+}
+
+int obj_cgroup_charge(struct obj_cgroup *objcg, gfp_t gfp, size_t size)
+{
+	return obj_cgroup_charge_bytes(objcg, gfp, size, false, 0, false);
+}
+
+void obj_cgroup_uncharge(struct obj_cgroup *objcg, size_t size)
+{
+	refill_obj_stock(objcg, (unsigned int)size, true, 0, false, 0, false);
+}
+
+#ifdef MEMCG_OBJ_STOCK_SEPARATE
+/* mod_objcg_state(): the statistic in a second locked section. */
+static void mod_objcg_state(struct obj_cgroup *objcg, int nid, bool reclaimable, int nr)
+{
+	unsigned int cpu;
+	struct obj_stock_pcp *st;
+
+	if (obj_stock_fast(objcg, nid, reclaimable, 0, nr))
+		return;
+	cpu = alloc_slot_cpu();
+	st = &obj_stock[cpu];
+	if (!alloc_cpu_trylock(&st->lock, cpu)) {
+		mod_objcg_state_direct(objcg, nid, reclaimable, nr);
+		return;
+	}
+	if (st->cached_objcg != objcg) {
+		drain_obj_stock(st);
+		obj_cgroup_get(objcg);
+		st->cached_objcg = objcg;
+		st->cached_nid = nid;
+		st->nr_bytes = (uint32_t)atomic_exchange(&objcg->nr_charged_bytes, 0);
+	}
+	__account_obj_stock(st, nr, nid, reclaimable);
+	alloc_cpu_unlock(&st->lock);
+}
+#endif
+
+/* ---- alloc's hooks ---- */
+bool __memcg_slab_post_alloc_hook(struct kmem_cache *s, gfp_t gfp,
+				  struct slabobj_ext *ext, unsigned int full_size,
+				  bool reclaimable, int nid)
+{
+	struct obj_cgroup *objcg = current_obj_cgroup();
+
+	(void)s;
+	if (!objcg)
+		return true;
+#ifdef MEMCG_OBJ_STOCK_SEPARATE
+	if (obj_cgroup_charge_bytes(objcg, gfp, full_size, false, nid, reclaimable))
+		return false;
+	mod_objcg_state(objcg, nid, reclaimable, (int)full_size);
+#else
+	if (obj_cgroup_charge_bytes(objcg, gfp, full_size, true, nid, reclaimable))
+		return false;
+#endif
+	ext->objcg = objcg;
+	return true;
+}
+
+void __memcg_slab_free_hook(struct kmem_cache *s, struct slabobj_ext *ext,
+			    unsigned int full_size, bool reclaimable, int nid)
+{
+	struct obj_cgroup *objcg = ext->objcg;
+
+	(void)s;
+	ext->objcg = NULL;
+#ifdef MEMCG_OBJ_STOCK_SEPARATE
+	refill_obj_stock(objcg, full_size, true, 0, false, nid, reclaimable);
+	mod_objcg_state(objcg, nid, reclaimable, -(int)full_size);
+#else
+	refill_obj_stock(objcg, full_size, true, -(int)full_size, true, nid, reclaimable);
+#endif
+}
+
+int __memcg_kmem_charge_page(struct page *page, gfp_t gfp, unsigned int order)
+{
+	struct obj_cgroup *objcg = current_obj_cgroup();
+	int ret;
+
+	if (!objcg)
+		return 0;
+	ret = obj_cgroup_charge_pages(objcg, gfp, 1u << order);
+	if (ret)
+		return ret;
+	page->memcg_data = (uintptr_t)objcg | MEMCG_DATA_KMEM;
+	/* a large kmalloc counts as unreclaimable slab (the folio's lruvec) */
+	mod_memcg_state(obj_cgroup_memcg(objcg), page_to_nid(page), MI_SLAB_UNRECLAIMABLE_B,
+			(long)alloc_page_size() << order);
+	return 0;
+}
+
+void __memcg_kmem_uncharge_page(struct page *page, unsigned int order)
+{
+	struct obj_cgroup *objcg = (struct obj_cgroup *)(page->memcg_data & ~MEMCG_DATA_KMEM);
+
+	if (!objcg)
+		return;
+	mod_memcg_state(obj_cgroup_memcg(objcg), page_to_nid(page), MI_SLAB_UNRECLAIMABLE_B,
+			-((long)alloc_page_size() << order));
+	page->memcg_data = 0;
+	obj_cgroup_uncharge_pages(objcg, 1u << order);
+}
+
+/* ---- draining ---- */
+static bool obj_stock_in_subtree(struct obj_stock_pcp *st, struct mem_cgroup *root)
+{
+	return st->cached_objcg &&
+	       mem_cgroup_is_descendant(obj_cgroup_memcg(st->cached_objcg), root);
+}
+
+/* drain_all_stock - every CPU's stocks that hold charges of root's subtree. */
+void drain_all_stock(struct mem_cgroup *root)
+{
+	pthread_mutex_lock(&drain_lock);
+	for (unsigned int cpu = 0; cpu < nr_cpus; cpu++) {
+		struct memcg_stock_pcp *ms = &memcg_stock[cpu];
+		struct obj_stock_pcp *os = &obj_stock[cpu];
+
+		alloc_cpu_lock(&os->lock, cpu);
+		if (obj_stock_in_subtree(os, root))
+			drain_obj_stock(os);
+		alloc_cpu_unlock(&os->lock);
+		alloc_cpu_lock(&ms->lock, cpu);
+		for (int i = 0; i < NR_MEMCG_STOCK; i++)
+			if (ms->cached[i] && mem_cgroup_is_descendant(ms->cached[i], root))
+				drain_stock(ms, i);
+		alloc_cpu_unlock(&ms->lock);
+	}
+	pthread_mutex_unlock(&drain_lock);
+}
+
+/* Every CPU's buffered slab statistics, into the memcgs (before a read). */
+void memcg_flush_stock_stats(void);
+void memcg_flush_stock_stats(void)
+{
+	for (unsigned int cpu = 0; cpu < nr_cpus; cpu++) {
+		struct obj_stock_pcp *os = &obj_stock[cpu];
+
+		if (!READ_ONCE(os->nr_slab_reclaimable_b) && !READ_ONCE(os->nr_slab_unreclaimable_b))
+			continue;
+		alloc_cpu_lock(&os->lock, cpu);
+		flush_stock_stats(os);
+		alloc_cpu_unlock(&os->lock);
+	}
+}
+
+/* The whole pages an objcg holds as leftover bytes go back. */
+static void objcg_return_pages(struct mem_cgroup *memcg)
+{
+	struct obj_cgroup *batch[64];
+	unsigned int n = 0;
+
+	pthread_mutex_lock(&objcg_lock);
+	for (struct obj_cgroup *o = memcg->objcg_list; o && n < 64; o = o->next) {
+		if (atomic_load(&o->nr_charged_bytes) >= (long)alloc_page_size()) {
+			obj_cgroup_get(o);
+			batch[n++] = o;
+		}
+	}
+	pthread_mutex_unlock(&objcg_lock);
+	for (unsigned int i = 0; i < n; i++) {
+		struct obj_cgroup *o = batch[i];
+		long bytes = atomic_load(&o->nr_charged_bytes);
+		long pages = bytes / (long)alloc_page_size();
+
+		while (pages > 0 && !atomic_compare_exchange_weak(&o->nr_charged_bytes, &bytes,
+				bytes - pages * (long)alloc_page_size()))
+			pages = bytes / (long)alloc_page_size();
+		if (pages > 0)
+			obj_cgroup_uncharge_pages(o, (unsigned int)pages);
+		obj_cgroup_put(o);
+	}
+	for (struct mem_cgroup *c = memcg->children; c; c = c->sibling)
+		objcg_return_pages(c);
+}
+
+void memcg_drain(void)
+{
+	if (!memcg_up)
+		return;
+	drain_all_stock(root_memcg);
+	pthread_mutex_lock(&tree_lock);
+	objcg_return_pages(root_memcg);
+	pthread_mutex_unlock(&tree_lock);
+	/* the pages given back went through the stocks */
+	drain_all_stock(root_memcg);
+	memcg_reap(false);
+}
