@@ -444,8 +444,11 @@ extern bool memcg_kmem_online_key;
 bool __memcg_slab_post_alloc_hook(struct kmem_cache *s, gfp_t gfp,
 				  struct slabobj_ext *ext, unsigned int full_size,
 				  bool reclaimable, int nid);
-/* __memcg_slab_free_hook - uncharge ext->objcg (non-NULL) and clear it. */
-void __memcg_slab_free_hook(struct kmem_cache *s, struct slabobj_ext *ext,
+/*
+ * __memcg_slab_free_hook - uncharge an object of objcg (alloc has taken it
+ * out of the object's obj_exts slot, and may already have freed the object).
+ */
+void __memcg_slab_free_hook(struct kmem_cache *s, struct obj_cgroup *objcg,
 			    unsigned int full_size, bool reclaimable, int nid);
 /*
  * __memcg_kmem_charge_page / __memcg_kmem_uncharge_page - a large kmalloc's

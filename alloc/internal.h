@@ -231,6 +231,7 @@ struct kmem_cache {
 	unsigned int offset;		/* free pointer, inside the object */
 	unsigned int size;		/* stride */
 	unsigned int object_size;
+	uint32_t reciprocal_size;	/* obj_to_index() */
 	bool account;			/* SLAB_ACCOUNT */
 	bool reclaimable;		/* SLAB_RECLAIM_ACCOUNT */
 	bool kmalloc;

@@ -15,11 +15,10 @@ bool __memcg_slab_post_alloc_hook(struct kmem_cache *s, gfp_t gfp,
 	return true;
 }
 
-void __memcg_slab_free_hook(struct kmem_cache *s, struct slabobj_ext *ext,
+void __memcg_slab_free_hook(struct kmem_cache *s, struct obj_cgroup *objcg,
 			    unsigned int full_size, bool reclaimable, int nid)
 {
-	(void)s; (void)full_size; (void)reclaimable; (void)nid;
-	ext->objcg = 0;
+	(void)s; (void)objcg; (void)full_size; (void)reclaimable; (void)nid;
 }
 
 int __memcg_kmem_charge_page(struct page *page, gfp_t gfp, unsigned int order)

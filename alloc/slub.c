@@ -44,10 +44,15 @@ static inline void set_freepointer(const struct kmem_cache *s, void *obj, void *
 	*(void **)((char *)obj + s->offset) = fp;
 }
 
+/*
+ * obj_to_index - the kernel's reciprocal_divide(): exact for an object's
+ * own offset (a multiple of s->size below 2^22, the largest slab).
+ */
 static inline unsigned int obj_to_index(const struct kmem_cache *s,
 					const struct slab *slab, const void *obj)
 {
-	return (unsigned int)(((const char *)obj - slab->base) / s->size);
+	return (unsigned int)(((uint64_t)((const char *)obj - slab->base) *
+			       s->reciprocal_size) >> 32);
 }
 
 /* ---- geometry: the kernel's calculate_alignment/calculate_order ---- */
@@ -150,6 +155,7 @@ static int calculate_sizes(struct kmem_cache *s)
 	if (!size)
 		return -EINVAL;
 	s->size = size;
+	s->reciprocal_size = (uint32_t)((1ull << 32) / size + 1);
 	order = calculate_order(size, machine.cpus, machine.slub_min_order,
 				machine.slub_max_order, machine.slub_min_objects);
 	if (order > MAX_PAGE_ORDER)
@@ -971,33 +977,64 @@ static __always_inline void do_slab_free(struct kmem_cache *s, struct slab *slab
 }
 
 /* ---- hooks ---- */
-static __noinline bool memcg_slab_post_alloc_hook(struct kmem_cache *s, gfp_t gfp, void *obj)
+/* The object's slabobj_ext slot, the vector made on first need; NULL if none. */
+static __always_inline struct slabobj_ext *obj_ext_of(struct kmem_cache *s, void *obj,
+						      struct slab **slabp)
 {
-	struct slab *slab = virt_to_slab(obj, NULL);
+	struct slab *slab = machine.slab_of[((uintptr_t)obj - (uintptr_t)machine.base) >>
+					    machine.page_shift];
 	struct slabobj_ext *v = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
 
-	if (!v) {
+	*slabp = slab;
+	if (unlikely(!v)) {
 		alloc_slab_obj_exts(slab);
 		v = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
 		if (!v)
-			return true;
+			return NULL;	/* left unaccounted, as in the kernel */
 	}
-	return __memcg_slab_post_alloc_hook(s, gfp, &v[obj_to_index(s, slab, obj)],
-					    s->size + (unsigned int)sizeof(void *),
+	return &v[obj_to_index(s, slab, obj)];
+}
+
+/* memcg_slab_post_alloc_hook(): false when the charge failed. */
+static __always_inline bool memcg_slab_post_alloc_hook(struct kmem_cache *s, gfp_t gfp, void *obj)
+{
+	struct slab *slab;
+	struct slabobj_ext *ext = obj_ext_of(s, obj, &slab);
+
+	if (!ext)
+		return true;
+	return __memcg_slab_post_alloc_hook(s, gfp, ext, s->size + (unsigned int)sizeof(void *),
 					    s->reclaimable, slab->nid);
 }
 
-static __always_inline void memcg_slab_free_hook(struct kmem_cache *s, struct slab *slab,
-						 void *obj)
+/* An accounted allocation with nothing else to do: the hook alone. */
+static __noinline void *slab_alloc_accounted(struct kmem_cache *s, gfp_t gfp, void *obj)
 {
-	struct slabobj_ext *v = slab->obj_exts;
+	if (!memcg_kmem_online_key || likely(memcg_slab_post_alloc_hook(s, gfp, obj)))
+		return obj;
+	do_slab_free(s, virt_to_slab(obj, NULL), obj);
+	return NULL;
+}
 
-	if (likely(!v))
-		return;
-	v += obj_to_index(s, slab, obj);
-	if (v->objcg)
-		__memcg_slab_free_hook(s, v, s->size + (unsigned int)sizeof(void *),
-				       s->reclaimable, slab->nid);
+/*
+ * memcg_slab_free_hook + the free: the object's objcg is taken out of its
+ * slot first, the object freed, then the charge given back (the kernel
+ * uncharges first; the order is invisible, and this way the free needs
+ * nothing kept across a call).
+ */
+static __noinline void slab_free_accounted(struct kmem_cache *s, struct slab *slab, void *obj)
+{
+	struct slabobj_ext *ext = &slab->obj_exts[obj_to_index(s, slab, obj)];
+	struct obj_cgroup *objcg = ext->objcg;
+	unsigned int full_size = s->size + (unsigned int)sizeof(void *);
+	bool reclaimable = s->reclaimable;
+	int nid = slab->nid;
+
+	ext->objcg = NULL;
+	if (!slab_free_fast(s, slab, obj))
+		slab_free_slow(s, slab, obj);
+	if (objcg)
+		__memcg_slab_free_hook(s, objcg, full_size, reclaimable, nid);
 }
 
 /*
@@ -1010,6 +1047,14 @@ static __noinline void *slab_alloc_finish(struct kmem_cache *s, gfp_t gfp, uintp
 {
 	bool accounted = (gfp & __GFP_ACCOUNT) || s->account;
 
+	/* an accounted allocation, nothing else to do: the hook alone */
+	if (likely(obj) && likely(!(gfp & __GFP_ZERO)) && likely(!trace_on)) {
+		if (memcg_kmem_online_key && !memcg_slab_post_alloc_hook(s, gfp, obj)) {
+			do_slab_free(s, virt_to_slab(obj, NULL), obj);
+			return NULL;
+		}
+		return obj;
+	}
 	if (!obj)
 		obj = slab_alloc_slow(s, gfp);
 	if (likely(obj)) {
@@ -1037,8 +1082,12 @@ static __always_inline void *slab_alloc(struct kmem_cache *s, gfp_t gfp, uintptr
 {
 	void *obj = slab_alloc_fast(s);
 
-	if (likely(obj) && likely(!((gfp & (__GFP_ZERO | __GFP_ACCOUNT)) | s->rare)))
-		return obj;
+	if (likely(obj)) {
+		if (likely(!((gfp & (__GFP_ZERO | __GFP_ACCOUNT)) | s->rare)))
+			return obj;
+		if (likely(!(gfp & __GFP_ZERO)) && likely(!trace_on))
+			return slab_alloc_accounted(s, gfp, obj);
+	}
 	return slab_alloc_finish(s, gfp, caller, orig_size, is_kmalloc, obj);
 }
 
@@ -1048,8 +1097,10 @@ static __noinline void slab_free_finish(struct kmem_cache *s, struct slab *slab,
 {
 	if (unlikely(trace_on) && !is_kfree)
 		trace_kmem_cache_free(caller, obj, s);
-	if (memcg_kmem_online_key)
-		memcg_slab_free_hook(s, slab, obj);
+	if (memcg_kmem_online_key && slab->obj_exts) {
+		slab_free_accounted(s, slab, obj);
+		return;
+	}
 	do_slab_free(s, slab, obj);
 }
 
@@ -1124,7 +1175,7 @@ static __always_inline void __kfree(const void *obj, uintptr_t caller)
 		return;
 	}
 	if (unlikely(slab->obj_exts)) {
-		slab_free_finish(slab->cache, slab, (void *)obj, caller, true);
+		slab_free_accounted(slab->cache, slab, (void *)obj);
 		return;
 	}
 	if (!slab_free_fast(slab->cache, slab, (void *)obj))

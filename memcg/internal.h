@@ -203,7 +203,31 @@ struct memcg_task {
 extern __thread struct memcg_task *current_task;
 extern __thread struct mem_cgroup *active_memcg;	/* set_active_memcg() */
 struct obj_cgroup *current_objcg_update(struct memcg_task *task);
+struct obj_cgroup *active_memcg_objcg(void);
+
+#ifndef MEMCG_OBJCG_LOOKUP_MEMCG
+/*
+ * current_obj_cgroup - the objcg to charge (seed 003): the task's cached
+ * pointer, one test away; a root task's is NULL: not accounted.
+ */
+static inline struct obj_cgroup *current_obj_cgroup(void)
+{
+	struct memcg_task *t = current_task;
+	uintptr_t v;
+
+	if (unlikely(active_memcg))
+		return active_memcg_objcg();
+	if (!t)
+		return NULL;
+	v = atomic_load_explicit(&t->objcg, memory_order_acquire);
+	if (likely(!(v & CURRENT_OBJCG_UPDATE_FLAG)))
+		return (struct obj_cgroup *)v;
+	return current_objcg_update(t);
+}
+#else
+/* The older lookup, for the benchmark's ablation: task -> memcg -> objcg. */
 struct obj_cgroup *current_obj_cgroup(void);
+#endif
 struct mem_cgroup *get_mem_cgroup_from_current(void);
 
 /* ---- charging ---- */

@@ -574,7 +574,7 @@ struct obj_cgroup *current_objcg_update(struct memcg_task *t)
  * set_active_memcg() charging (mkdir charges the parent): the first objcg at
  * or above it.  The caller holds the memcg, so its objcg stays.
  */
-static struct obj_cgroup *active_memcg_objcg(void)
+struct obj_cgroup *active_memcg_objcg(void)
 {
 	for (struct mem_cgroup *m = active_memcg; m && m != root_memcg; m = m->parent) {
 		struct obj_cgroup *objcg = atomic_load_explicit(&m->objcg, memory_order_acquire);
@@ -585,26 +585,7 @@ static struct obj_cgroup *active_memcg_objcg(void)
 	return NULL;
 }
 
-#ifndef MEMCG_OBJCG_LOOKUP_MEMCG
-/*
- * current_obj_cgroup - the objcg to charge (seed 003): the task's cached
- * pointer, one test away; a root task's is NULL: not accounted.
- */
-struct obj_cgroup *current_obj_cgroup(void)
-{
-	struct memcg_task *t = current_task;
-	uintptr_t v;
-
-	if (unlikely(active_memcg))
-		return active_memcg_objcg();
-	if (!t)
-		return NULL;
-	v = atomic_load_explicit(&t->objcg, memory_order_acquire);
-	if (likely(!(v & CURRENT_OBJCG_UPDATE_FLAG)))
-		return (struct obj_cgroup *)v;
-	return current_objcg_update(t);
-}
-#else
+#ifdef MEMCG_OBJCG_LOOKUP_MEMCG
 /* The older lookup, for the benchmark's ablation: task -> memcg -> objcg. */
 struct obj_cgroup *current_obj_cgroup(void)
 {

@@ -47,6 +47,7 @@ _Static_assert(__builtin_offsetof(struct obj_stock_pcp, nr_bytes) == 20, "rseq l
 _Static_assert(__builtin_offsetof(struct obj_stock_pcp, nr_slab_unreclaimable_b) == 24, "rseq layout");
 _Static_assert(__builtin_offsetof(struct obj_stock_pcp, cached_nid) == 28, "rseq layout");
 
+static unsigned int page_size, page_shift;	/* alloc's, read on the fast paths */
 static struct memcg_stock_pcp *memcg_stock;
 static struct obj_stock_pcp *obj_stock;
 static unsigned int nr_cpus;
@@ -68,6 +69,8 @@ static struct {
 int memcg_stocks_init(void)
 {
 	nr_cpus = alloc_nr_cpus();
+	page_size = alloc_page_size();
+	page_shift = alloc_page_shift();
 	memcg_stock = aligned_alloc(64, sizeof(*memcg_stock) * nr_cpus);
 	obj_stock = aligned_alloc(64, sizeof(*obj_stock) * nr_cpus);
 	if (!memcg_stock || !obj_stock) {
@@ -77,7 +80,7 @@ int memcg_stocks_init(void)
 	}
 	memset(memcg_stock, 0, sizeof(*memcg_stock) * nr_cpus);
 	memset(obj_stock, 0, sizeof(*obj_stock) * nr_cpus);
-	bounds.limit = STOCK_KEEP_PAGES * alloc_page_size();
+	bounds.limit = STOCK_KEEP_PAGES * page_size;
 	/* buffered slab deltas: flushed by every read, bounded only against overflow */
 	bounds.stat_bias = 1 << 20;
 	bounds.stat_range = 2u << 20;
@@ -289,8 +292,8 @@ static void drain_obj_stock(struct obj_stock_pcp *st)
 
 	if (!old)
 		return;
-	nr_pages = st->nr_bytes >> alloc_page_shift();
-	rem = st->nr_bytes & (alloc_page_size() - 1);
+	nr_pages = st->nr_bytes >> page_shift;
+	rem = st->nr_bytes & (page_size - 1);
 	flush_stock_stats(st);
 	st->nr_bytes = 0;
 	st->cached_objcg = NULL;
@@ -316,7 +319,7 @@ static void __account_obj_stock(struct obj_stock_pcp *st, int nr, int nid, bool 
 		return;
 	}
 	*buf += nr;
-	if (*buf > (int32_t)alloc_page_size() || *buf < -(int32_t)alloc_page_size()) {
+	if (*buf > (int32_t)page_size || *buf < -(int32_t)page_size) {
 		mod_memcg_state(obj_cgroup_memcg(st->cached_objcg), nid,
 				reclaimable ? MI_SLAB_RECLAIMABLE_B : MI_SLAB_UNRECLAIMABLE_B, *buf);
 		*buf = 0;
@@ -445,7 +448,7 @@ static void refill_obj_stock(struct obj_cgroup *objcg, unsigned int nr_bytes,
 			     bool allow_uncharge, int nr_acct, bool account,
 			     int nid, bool reclaimable)
 {
-	unsigned int cpu, nr_pages = 0, page = alloc_page_size();
+	unsigned int cpu, nr_pages = 0, page = page_size;
 	struct obj_stock_pcp *st;
 
 	if (allow_uncharge &&
@@ -457,7 +460,7 @@ static void refill_obj_stock(struct obj_cgroup *objcg, unsigned int nr_bytes,
 		/* busy: straight to the counters, the remainder to the objcg */
 		if (account)
 			mod_objcg_state_direct(objcg, nid, reclaimable, nr_acct);
-		nr_pages = nr_bytes >> alloc_page_shift();
+		nr_pages = nr_bytes >> page_shift;
 		if (nr_pages)
 			obj_cgroup_uncharge_pages(objcg, nr_pages);
 		if (nr_bytes & (page - 1))
@@ -476,9 +479,13 @@ static void refill_obj_stock(struct obj_cgroup *objcg, unsigned int nr_bytes,
 	if (account)
 		__account_obj_stock(st, nr_acct, nid, reclaimable);
 	if (allow_uncharge && st->nr_bytes > bounds.limit) {
-		unsigned int keep = (st->nr_bytes & (page - 1)) + (STOCK_KEEP_PAGES - 1) * page;
-
-		nr_pages = (st->nr_bytes - keep) >> alloc_page_shift();
+#ifdef MEMCG_OBJ_STOCK_KERNEL_LIMIT
+		/* the kernel: every whole page goes */
+		nr_pages = st->nr_bytes >> page_shift;
+#else
+		/* only what is above the limit: an object of about a page fits again */
+		nr_pages = (st->nr_bytes - bounds.limit + page - 1) >> page_shift;
+#endif
 		st->nr_bytes -= nr_pages * page;
 	}
 	alloc_cpu_unlock(&st->lock);
@@ -490,13 +497,14 @@ static void refill_obj_stock(struct obj_cgroup *objcg, unsigned int nr_bytes,
 static int obj_cgroup_charge_bytes(struct obj_cgroup *objcg, gfp_t gfp, size_t size,
 				   bool account, int nid, bool reclaimable)
 {
-	unsigned int page = alloc_page_size();
-	unsigned int nr_pages = (unsigned int)(size >> alloc_page_shift());
-	unsigned int nr_bytes = (unsigned int)(size & (page - 1));
+	unsigned int page, nr_pages, nr_bytes;
 	int ret;
 
 	if (consume_obj_stock(objcg, (unsigned int)size, nid, reclaimable, account))
 		return 0;
+	page = page_size;
+	nr_pages = (unsigned int)(size >> page_shift);
+	nr_bytes = (unsigned int)(size & (page - 1));
 	if (nr_bytes)
 		nr_pages++;
 	ret = obj_cgroup_charge_pages(objcg, gfp, nr_pages);
@@ -545,15 +553,11 @@ static void mod_objcg_state(struct obj_cgroup *objcg, int nid, bool reclaimable,
 #endif
 
 /* ---- alloc's hooks ---- */
-bool __memcg_slab_post_alloc_hook(struct kmem_cache *s, gfp_t gfp,
-				  struct slabobj_ext *ext, unsigned int full_size,
-				  bool reclaimable, int nid)
+static __attribute__((noinline)) bool slab_charge_slow(struct obj_cgroup *objcg, gfp_t gfp,
+						       struct slabobj_ext *ext,
+						       unsigned int full_size,
+						       bool reclaimable, int nid)
 {
-	struct obj_cgroup *objcg = current_obj_cgroup();
-
-	(void)s;
-	if (!objcg)
-		return true;
 #ifdef MEMCG_OBJ_STOCK_SEPARATE
 	if (obj_cgroup_charge_bytes(objcg, gfp, full_size, false, nid, reclaimable))
 		return false;
@@ -566,19 +570,68 @@ bool __memcg_slab_post_alloc_hook(struct kmem_cache *s, gfp_t gfp,
 	return true;
 }
 
-void __memcg_slab_free_hook(struct kmem_cache *s, struct slabobj_ext *ext,
-			    unsigned int full_size, bool reclaimable, int nid)
+/* Everything but the common case: resolving current's objcg, a page charge. */
+static __attribute__((noinline)) bool post_alloc_hook_slow(gfp_t gfp, struct slabobj_ext *ext,
+							   unsigned int full_size,
+							   bool reclaimable, int nid)
 {
-	struct obj_cgroup *objcg = ext->objcg;
+	struct obj_cgroup *objcg = current_obj_cgroup();
+
+	if (!objcg)
+		return true;
+	return slab_charge_slow(objcg, gfp, ext, full_size, reclaimable, nid);
+}
+
+/*
+ * __memcg_slab_post_alloc_hook - the common case makes no call (so nothing
+ * is saved across one): current's cached objcg, one stock section.
+ */
+bool __memcg_slab_post_alloc_hook(struct kmem_cache *s, gfp_t gfp,
+				  struct slabobj_ext *ext, unsigned int full_size,
+				  bool reclaimable, int nid)
+{
+	struct memcg_task *t = current_task;
+	uintptr_t v;
 
 	(void)s;
-	ext->objcg = NULL;
+	if (unlikely(active_memcg) || unlikely(!t))
+		goto slow;
+	v = atomic_load_explicit(&t->objcg, memory_order_acquire);
+	if (!v)
+		return true;		/* a root task: not accounted */
+#if !defined(MEMCG_OBJ_STOCK_SEPARATE) && !defined(MEMCG_OBJCG_LOOKUP_MEMCG)
+	if (likely(!(v & CURRENT_OBJCG_UPDATE_FLAG)) &&
+	    likely(obj_stock_fast((struct obj_cgroup *)v, nid, reclaimable,
+				  -(int)full_size, (int)full_size))) {
+		ext->objcg = (struct obj_cgroup *)v;
+		return true;
+	}
+#endif
+slow:
+	return post_alloc_hook_slow(gfp, ext, full_size, reclaimable, nid);
+}
+
+static __attribute__((noinline)) void slab_uncharge_slow(struct obj_cgroup *objcg,
+							 unsigned int full_size,
+							 bool reclaimable, int nid)
+{
 #ifdef MEMCG_OBJ_STOCK_SEPARATE
 	refill_obj_stock(objcg, full_size, true, 0, false, nid, reclaimable);
 	mod_objcg_state(objcg, nid, reclaimable, -(int)full_size);
 #else
 	refill_obj_stock(objcg, full_size, true, -(int)full_size, true, nid, reclaimable);
 #endif
+}
+
+void __memcg_slab_free_hook(struct kmem_cache *s, struct obj_cgroup *objcg,
+			    unsigned int full_size, bool reclaimable, int nid)
+{
+	(void)s;
+#ifndef MEMCG_OBJ_STOCK_SEPARATE
+	if (likely(obj_stock_fast(objcg, nid, reclaimable, (int)full_size, -(int)full_size)))
+		return;
+#endif
+	slab_uncharge_slow(objcg, full_size, reclaimable, nid);
 }
 
 int __memcg_kmem_charge_page(struct page *page, gfp_t gfp, unsigned int order)
@@ -594,7 +647,7 @@ int __memcg_kmem_charge_page(struct page *page, gfp_t gfp, unsigned int order)
 	page->memcg_data = (uintptr_t)objcg | MEMCG_DATA_KMEM;
 	/* a large kmalloc counts as unreclaimable slab (the folio's lruvec) */
 	mod_memcg_state(obj_cgroup_memcg(objcg), page_to_nid(page), MI_SLAB_UNRECLAIMABLE_B,
-			(long)alloc_page_size() << order);
+			(long)page_size << order);
 	return 0;
 }
 
@@ -605,7 +658,7 @@ void __memcg_kmem_uncharge_page(struct page *page, unsigned int order)
 	if (!objcg)
 		return;
 	mod_memcg_state(obj_cgroup_memcg(objcg), page_to_nid(page), MI_SLAB_UNRECLAIMABLE_B,
-			-((long)alloc_page_size() << order));
+			-((long)page_size << order));
 	page->memcg_data = 0;
 	obj_cgroup_uncharge_pages(objcg, 1u << order);
 }
@@ -661,7 +714,7 @@ static void objcg_return_pages(struct mem_cgroup *memcg)
 
 	pthread_mutex_lock(&objcg_lock);
 	for (struct obj_cgroup *o = memcg->objcg_list; o && n < 64; o = o->next) {
-		if (atomic_load(&o->nr_charged_bytes) >= (long)alloc_page_size()) {
+		if (atomic_load(&o->nr_charged_bytes) >= (long)page_size) {
 			obj_cgroup_get(o);
 			batch[n++] = o;
 		}
@@ -670,11 +723,11 @@ static void objcg_return_pages(struct mem_cgroup *memcg)
 	for (unsigned int i = 0; i < n; i++) {
 		struct obj_cgroup *o = batch[i];
 		long bytes = atomic_load(&o->nr_charged_bytes);
-		long pages = bytes / (long)alloc_page_size();
+		long pages = bytes / (long)page_size;
 
 		while (pages > 0 && !atomic_compare_exchange_weak(&o->nr_charged_bytes, &bytes,
-				bytes - pages * (long)alloc_page_size()))
-			pages = bytes / (long)alloc_page_size();
+				bytes - pages * (long)page_size))
+			pages = bytes / (long)page_size;
 		if (pages > 0)
 			obj_cgroup_uncharge_pages(o, (unsigned int)pages);
 		obj_cgroup_put(o);
