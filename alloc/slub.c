@@ -1007,34 +1007,58 @@ static __always_inline bool memcg_slab_post_alloc_hook(struct kmem_cache *s, gfp
 					    s->reclaimable, slab->nid);
 }
 
-/* An accounted allocation with nothing else to do: the hook alone. */
-static __noinline void *slab_alloc_accounted(struct kmem_cache *s, gfp_t gfp, void *obj)
+/* The accounted allocation's rare cases: the vector to make, a failed charge. */
+static __noinline void *slab_alloc_accounted_slow(struct kmem_cache *s, gfp_t gfp, void *obj)
 {
-	if (!memcg_kmem_online_key || likely(memcg_slab_post_alloc_hook(s, gfp, obj)))
+	if (likely(memcg_slab_post_alloc_hook(s, gfp, obj)))
 		return obj;
 	do_slab_free(s, virt_to_slab(obj, NULL), obj);
 	return NULL;
 }
 
+/* An accounted allocation with nothing else to do: the hook alone. */
+static __noinline void *slab_alloc_accounted(struct kmem_cache *s, gfp_t gfp, void *obj)
+{
+	struct slab *slab = machine.slab_of[((uintptr_t)obj - (uintptr_t)machine.base) >>
+					    machine.page_shift];
+	struct slabobj_ext *v = slab->obj_exts;
+
+	if (unlikely(!memcg_kmem_online_key))
+		return obj;
+	if (likely(v) && likely(__memcg_slab_post_alloc_hook(s, gfp, &v[obj_to_index(s, slab, obj)],
+			s->size + (unsigned int)sizeof(void *), s->reclaimable, slab->nid)))
+		return obj;
+	return slab_alloc_accounted_slow(s, gfp, obj);
+}
+
+static __noinline void slab_free_accounted_slow(struct kmem_cache *s, struct slab *slab,
+						void *obj, struct obj_cgroup *objcg)
+{
+	slab_free_slow(s, slab, obj);
+	if (objcg)
+		__memcg_slab_free_hook(s, objcg, s->size + (unsigned int)sizeof(void *),
+				       s->reclaimable, slab->nid);
+}
+
 /*
  * memcg_slab_free_hook + the free: the object's objcg is taken out of its
  * slot first, the object freed, then the charge given back (the kernel
- * uncharges first; the order is invisible, and this way the free needs
- * nothing kept across a call).
+ * uncharges first; the order is invisible, and this way nothing is kept
+ * across a call).
  */
 static __noinline void slab_free_accounted(struct kmem_cache *s, struct slab *slab, void *obj)
 {
 	struct slabobj_ext *ext = &slab->obj_exts[obj_to_index(s, slab, obj)];
 	struct obj_cgroup *objcg = ext->objcg;
-	unsigned int full_size = s->size + (unsigned int)sizeof(void *);
-	bool reclaimable = s->reclaimable;
-	int nid = slab->nid;
 
 	ext->objcg = NULL;
-	if (!slab_free_fast(s, slab, obj))
-		slab_free_slow(s, slab, obj);
+	if (unlikely(!slab_free_fast(s, slab, obj))) {
+		slab_free_accounted_slow(s, slab, obj, objcg);
+		return;
+	}
 	if (objcg)
-		__memcg_slab_free_hook(s, objcg, full_size, reclaimable, nid);
+		__memcg_slab_free_hook(s, objcg, s->size + (unsigned int)sizeof(void *),
+				       s->reclaimable, slab->nid);
 }
 
 /*
@@ -1159,7 +1183,7 @@ __noinline void *kzalloc(size_t size, gfp_t gfp)
 	return __kmalloc(size, gfp | __GFP_ZERO, _RET_IP_);
 }
 
-static __always_inline void __kfree(const void *obj, uintptr_t caller)
+static __always_inline void __kfree(const void *obj)
 {
 	uintptr_t off = (uintptr_t)obj - (uintptr_t)machine.base;
 	struct page *page;
@@ -1186,7 +1210,7 @@ static __always_inline void __kfree(const void *obj, uintptr_t caller)
 static __noinline void kfree_traced(const void *obj, uintptr_t caller)
 {
 	trace_kfree(caller, obj);
-	__kfree(obj, caller);
+	__kfree(obj);
 }
 
 __noinline void kfree(const void *obj)
@@ -1195,7 +1219,7 @@ __noinline void kfree(const void *obj)
 		kfree_traced(obj, _RET_IP_);
 		return;
 	}
-	__kfree(obj, _RET_IP_);
+	__kfree(obj);
 }
 
 struct kmem_cache *alloc_object_cache(const void *addr, bool *large)
