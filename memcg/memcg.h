@@ -116,6 +116,14 @@ struct page *memcg_alloc_pages(enum memcg_page_type type, gfp_t gfp,
 			       unsigned int order, int *err);
 void memcg_free_pages(struct page *page);
 
+/*
+ * memcg_set_free_notify - called with the address of memory memcg frees on
+ * its own, not at a client's request: the pages a task owned when it exits
+ * (or is OOM-killed), objects reclaim takes from a shrinker.  fs/ makes
+ * the handles of that memory stale.
+ */
+void memcg_set_free_notify(void (*fn)(const void *addr));
+
 /* ---- drain ---- */
 /*
  * memcg_drain - drain every CPU's memcg and obj stock, then return the

@@ -22,6 +22,7 @@ __thread struct mem_cgroup *active_memcg;
 static struct kmem_cache *memcg_cachep;
 static unsigned short next_id = 1;
 static void (*notify_fn)(struct mem_cgroup *, const char *, void *);
+static void (*free_notify_fn)(const void *addr);
 static void *notify_arg;
 
 /* Freed a grace period after the last reference: see internal.h. */
@@ -93,6 +94,11 @@ void memcg_set_notify(void (*fn)(struct mem_cgroup *, const char *, void *), voi
 {
 	notify_arg = arg;
 	notify_fn = fn;
+}
+
+void memcg_set_free_notify(void (*fn)(const void *addr))
+{
+	free_notify_fn = fn;
 }
 
 void memcg_notify(struct mem_cgroup *memcg, const char *file)
@@ -852,8 +858,13 @@ void memcg_task_exit(struct memcg_task *t)
 	current_task = t;
 	pthread_mutex_lock(&t->lock);
 	t->exited = true;
-	while (t->nr_owned)
-		memcg_free_page(t->owned[t->nr_owned - 1], t);
+	while (t->nr_owned) {
+		struct page *page = t->owned[t->nr_owned - 1];
+
+		if (free_notify_fn)
+			free_notify_fn(page_address(page));
+		memcg_free_page(page, t);
+	}
 	pthread_mutex_unlock(&t->lock);
 	current_task = saved;
 	objcg = (struct obj_cgroup *)(atomic_exchange(&t->objcg, 0) & ~CURRENT_OBJCG_UPDATE_FLAG);

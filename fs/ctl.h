@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fs/ctl.h - memcgfs.ctl, the control protocol (private to fs/).
+ *
+ * The text protocol of DESIGN.md ("memcgfs.ctl: the control protocol") and
+ * the batched ioctl whose ABI is fs/memcgfs_ctl.h.  This layer knows no
+ * FUSE: fs/'s handlers give it the caller and the bytes, it executes against
+ * alloc/ and memcg/ and produces the reply.  Handles are opaque tokens,
+ * validated (stale, double, malformed: -EINVAL; another uid's: -EPERM).
+ */
+#ifndef MEMCGFS_FS_CTL_H
+#define MEMCGFS_FS_CTL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct memcg_task;
+struct ctl_session;
+
+/* Who sends a request: filled by fs/ from the FUSE request and its task map. */
+struct ctl_caller {
+	pid_t pid;			/* thread group */
+	pid_t tid;			/* the thread (fuse_req_ctx) */
+	uid_t uid;
+	gid_t gid;
+	char comm[16];
+	struct memcg_task *task;	/* the task it charges as (never NULL) */
+	const char *cgroup;		/* its cgroup path, "/" or "/a/b", for whoami */
+};
+
+int ctl_init(void);
+void ctl_exit(void);
+
+/* One session per open file description of memcgfs.ctl. */
+struct ctl_session *ctl_session_new(void);
+void ctl_session_free(struct ctl_session *s);
+
+/*
+ * ctl_request - execute one request (one write(2): the bytes, a trailing
+ * "\n" optional; more than one line, a NUL byte or more than 4096 bytes is
+ * -EINVAL).  The reply ("ok ..." or "error ERRNAME detail") replaces any
+ * unread one.  Returns 0 or the negative errno the write fails with.
+ */
+int ctl_request(struct ctl_session *s, const struct ctl_caller *who,
+		const char *buf, size_t len);
+
+/*
+ * ctl_read - the session's pending reply from offset *pos on, successive
+ * reads continuing where the last one stopped; 0 bytes when none is pending.
+ */
+size_t ctl_read(struct ctl_session *s, char *buf, size_t len);
+
+/*
+ * ctl_ioctl - one batch (fs/memcgfs_ctl.h): in_buf/in_len as the kernel
+ * copied them (the whole struct), the results written into out_buf (same
+ * size).  Returns 0 (each operation has its own result) or -errno for a
+ * malformed batch (bad command, size, count, version).
+ */
+int ctl_ioctl(const struct ctl_caller *who, unsigned int cmd,
+	      const void *in_buf, size_t in_len, void *out_buf, size_t out_len);
+
+/*
+ * ctl_forget - memory that memcgfs freed on its own (a task's pages at
+ * exit or OOM kill, objects a shrinker took): its handles go stale.
+ */
+void ctl_forget(const void *addr);
+
+#endif
