@@ -430,6 +430,16 @@ struct slabobj_ext {
 	struct obj_cgroup *objcg;
 };
 
+/* The objcg recorded for a slab object or a large kmalloc; NULL if none. */
+struct obj_cgroup *alloc_obj_objcg(const void *obj);
+
+/*
+ * The arena has no free block of an order: the handler (memcg's global
+ * reclaim and OOM) may free memory and return true to have the allocation
+ * retried.  Called without alloc's locks, never recursively.
+ */
+void alloc_set_oom_handler(bool (*fn)(unsigned int order, gfp_t gfp));
+
 /* Set once a non-root memcg exists; the hooks are skipped until then. */
 extern bool memcg_kmem_online_key;
 

@@ -259,14 +259,24 @@ static void mark_pages(struct page *head, unsigned int order, enum page_kind tai
 	}
 }
 
+static bool (*oom_handler)(unsigned int order, gfp_t gfp);
+static __thread bool in_oom_handler;
+
+void alloc_set_oom_handler(bool (*fn)(unsigned int order, gfp_t gfp))
+{
+	oom_handler = fn;
+}
+
 struct page *__alloc_pages(gfp_t gfp, unsigned int order, enum page_kind kind)
 {
 	struct zone *z = &machine.zone;
 	struct page *page = NULL;
 	unsigned int o;
+	int tries = 0;
 
 	if (order > MAX_PAGE_ORDER)
 		return NULL;
+retry:
 	pthread_mutex_lock(&z->lock);
 	for (o = order; o <= MAX_PAGE_ORDER; o++) {
 		if (z->free_area[o]) {
@@ -276,6 +286,21 @@ struct page *__alloc_pages(gfp_t gfp, unsigned int order, enum page_kind kind)
 	}
 	if (!page) {
 		pthread_mutex_unlock(&z->lock);
+		/*
+		 * Out of memory: reclaim and OOM (memcg), unless the caller
+		 * cannot wait or this thread is already the one reclaiming.
+		 * __GFP_NORETRY slab attempts fall back to a smaller order.
+		 */
+		if (oom_handler && !in_oom_handler && !(gfp & __GFP_NORETRY) &&
+		    (gfp & __GFP_DIRECT_RECLAIM) && tries++ < 16) {
+			bool progress;
+
+			in_oom_handler = true;
+			progress = oom_handler(order, gfp);
+			in_oom_handler = false;
+			if (progress)
+				goto retry;
+		}
 		return NULL;
 	}
 	free_list_del(z, page, o);

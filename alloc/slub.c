@@ -1222,6 +1222,25 @@ __noinline void kfree(const void *obj)
 	__kfree(obj);
 }
 
+struct obj_cgroup *alloc_obj_objcg(const void *obj)
+{
+	struct page *head = NULL;
+	struct slab *slab = virt_to_slab(obj, &head);
+	struct slabobj_ext *v;
+	uintptr_t off;
+
+	if (!slab) {
+		if (head && head->kind == PAGE_KIND_LARGE_KMALLOC && head->memcg_data)
+			return (struct obj_cgroup *)(head->memcg_data & ~(uintptr_t)1);
+		return NULL;
+	}
+	v = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
+	off = (uintptr_t)((const char *)obj - slab->base);
+	if (!v || off % slab->cache->size)
+		return NULL;
+	return v[off / slab->cache->size].objcg;
+}
+
 struct kmem_cache *alloc_object_cache(const void *addr, bool *large)
 {
 	struct page *head = NULL;

@@ -21,6 +21,8 @@ struct memcg_open {
 	struct mem_cgroup *memcg;
 	struct memcg_peak_fd peak;	/* memory.peak: this fd's value */
 	bool peak_registered;
+	bool privileged;		/* the opener may set any PSI window */
+	struct psi_trigger *trigger;	/* memory.pressure */
 };
 
 struct memcg_file {
@@ -247,26 +249,142 @@ static int low_write(struct memcg_open *o, char *buf, bool nonblock)
 	return err;
 }
 
+/*
+ * memory_high_write(): set, then (unless O_NONBLOCK) drain once and reclaim
+ * down to high, giving up after MAX_RECLAIM_RETRIES fruitless attempts.
+ * Succeeds even if usage stays above high; raises no event itself.
+ */
 static int high_write(struct memcg_open *o, char *buf, bool nonblock)
 {
-	unsigned long v;
-	int err = parse_limit(buf, &v);
+	struct mem_cgroup *memcg = o->memcg;
+	int nr_retries = MAX_RECLAIM_RETRIES;
+	bool drained = false;
+	unsigned long high;
+	int err = parse_limit(buf, &high);
 
-	(void)nonblock;
-	if (!err)
-		page_counter_set_high(&o->memcg->memory, v);
-	return err;
+	if (err)
+		return err;
+	page_counter_set_high(&memcg->memory, high);
+	if (nonblock)
+		return 0;
+	for (;;) {
+		unsigned long nr_pages = page_counter_read(&memcg->memory);
+
+		if (nr_pages <= high)
+			break;
+		if (!drained) {
+			drain_all_stock(memcg);
+			drained = true;
+			continue;
+		}
+		if (!try_to_free_mem_cgroup_pages(memcg, nr_pages - high, GFP_KERNEL, false) &&
+		    !nr_retries--)
+			break;
+	}
+	return 0;
 }
 
+/*
+ * memory_max_write(): set (no EBUSY below usage), then (unless O_NONBLOCK)
+ * drain once, reclaim with MAX_RECLAIM_RETRIES fruitless tries, then OOM
+ * (each round raising 'oom') until usage fits or nothing can be killed.
+ */
 static int max_write(struct memcg_open *o, char *buf, bool nonblock)
 {
-	unsigned long v;
-	int err = parse_limit(buf, &v);
+	struct mem_cgroup *memcg = o->memcg;
+	int nr_reclaims = MAX_RECLAIM_RETRIES;
+	bool drained = false;
+	unsigned long max;
+	uint64_t round;
+	int err = parse_limit(buf, &max);
+
+	if (err)
+		return err;
+	page_counter_set_max(&memcg->memory, max);
+	if (nonblock)
+		return 0;
+	round = memcg_oom_new_round();
+	for (;;) {
+		unsigned long nr_pages = page_counter_read(&memcg->memory);
+
+		if (nr_pages <= max)
+			break;
+		if (!drained) {
+			drain_all_stock(memcg);
+			drained = true;
+			continue;
+		}
+		if (nr_reclaims) {
+			if (!try_to_free_mem_cgroup_pages(memcg, nr_pages - max, GFP_KERNEL, false))
+				nr_reclaims--;
+			continue;
+		}
+		memcg_memory_event(memcg, MEMCG_OOM);
+		if (!memcg_out_of_memory(memcg, round))
+			break;
+		drain_all_stock(memcg);
+	}
+	return 0;
+}
+
+/* memory_reclaim(): "<size> [swappiness=N|max]" (no "max" size). */
+static int reclaim_write(struct memcg_open *o, char *buf, bool nonblock)
+{
+	struct mem_cgroup *memcg = o->memcg;
+	unsigned long nr_to_reclaim, nr_reclaimed = 0;
+	int nr_retries = MAX_RECLAIM_RETRIES;
+	bool anon_only = false;
+	const char *end;
+	char *s = strstrip(buf), *tok;
 
 	(void)nonblock;
-	if (!err)
-		page_counter_set_max(&o->memcg->memory, v);
-	return err;
+	nr_to_reclaim = (unsigned long)(memparse(s, &end) / alloc_page_size());
+	if (end == s)
+		return -EINVAL;
+	s = (char *)end;
+	while ((tok = strsep(&s, " ")) != NULL) {
+		int v;
+
+		if (!*tok)
+			continue;
+		if (!strcmp(tok, "swappiness=max")) {
+			anon_only = true;
+		} else if (!strncmp(tok, "swappiness=", 11)) {
+			if (kstrtoint0(tok + 11, &v) || v < 0 || v > 200)
+				return -EINVAL;
+		} else {
+			return -EINVAL;
+		}
+	}
+	while (nr_reclaimed < nr_to_reclaim) {
+		/* converges on zero, but reclaim enforces a minimum */
+		unsigned long batch = (nr_to_reclaim - nr_reclaimed) / 4;
+		unsigned long got = 0;
+
+		/* no swap: anon-only reclaim finds nothing (and there are no
+		 * per-CPU LRU caches to drain before the last try) */
+		if (!anon_only) {
+			got = try_to_free_mem_cgroup_pages(memcg, batch, GFP_KERNEL, true);
+		}
+		if (!got && !nr_retries--)
+			return -EAGAIN;
+		nr_reclaimed += got;
+	}
+	return 0;
+}
+
+static int pressure_show(struct memcg_open *o, char *buf, size_t len)
+{
+	return memcg_pressure_format(o->memcg, buf, len);
+}
+
+/* A PSI trigger, one per open file (EBUSY for a second). */
+static int pressure_write(struct memcg_open *o, char *buf, bool nonblock)
+{
+	(void)nonblock;
+	if (o->trigger)
+		return -EBUSY;
+	return psi_trigger_parse(o->memcg, strstrip(buf), o->privileged, &o->trigger);
 }
 
 /* memory.peak: the watermark, or since this fd's last write (mm/memcontrol.c peak_show) */
@@ -487,7 +605,19 @@ static const struct memcg_file memory_files[] = {
 	{ "memory.zswap.current", F_CHILD, zswap_current_show, NULL },
 	{ "memory.zswap.max", F_CHILD, zswap_max_show, zswap_max_write },
 	{ "memory.zswap.writeback", F_ROOT | F_CHILD, zswap_writeback_show, zswap_writeback_write },
+	{ "memory.reclaim", F_ROOT | F_CHILD, NULL, reclaim_write },
+	{ "memory.pressure", F_ROOT | F_CHILD, pressure_show, pressure_write },
 };
+
+void memcg_file_set_privileged(struct memcg_open *o, bool privileged)
+{
+	o->privileged = privileged;
+}
+
+bool memcg_file_poll(struct memcg_open *o)
+{
+	return o->trigger && psi_trigger_poll(o->trigger);
+}
 
 const struct memcg_file *memcg_file_lookup(const char *name)
 {
@@ -553,6 +683,8 @@ void memcg_file_release(struct memcg_open *o)
 	if (!o)
 		return;
 	memcg = o->memcg;
+	if (o->trigger)
+		psi_trigger_free(memcg, o->trigger);
 	if (o->peak_registered) {
 		pthread_mutex_lock(&memcg->lock);
 		for (struct memcg_peak_fd **pp = &memcg->peak_fds; *pp; pp = &(*pp)->next) {

@@ -157,6 +157,7 @@ struct mem_cgroup {
 	struct memcg_lru *lru;
 	pthread_mutex_t lru_lock;
 	void *owner;
+	struct psi_group *psi;
 	struct mem_cgroup *reap_next;
 	uint64_t reap_at;
 	bool released;
@@ -190,6 +191,7 @@ void memcg_reap(bool all);
 #define CURRENT_OBJCG_UPDATE_FLAG	1ul
 
 struct memcg_task {
+	struct memcg_task *tnext, *tprev;	/* all tasks, under tasks_lock */
 	pid_t pid;
 	struct mem_cgroup *memcg;		/* css ref held */
 	_Atomic uintptr_t objcg;		/* cached objcg | update flag; ref held */
@@ -198,7 +200,20 @@ struct memcg_task {
 	size_t nr_owned, owned_cap;
 	unsigned long owned_pages;
 	bool exited;
+	/* limits */
+	_Atomic unsigned long nr_pages_over_high;
+	_Atomic uint64_t pending_delay_ns;
+	uint64_t charge_seq;			/* OOM ties: the most recent charger */
+	uint64_t oom_round;			/* chosen in this OOM round already */
+	bool oom_killed;
+	bool adj_set;
+	int oom_score_adj;
+	bool stalled, active;
+	uint64_t stall_start;
 };
+
+extern pthread_mutex_t tasks_lock;
+extern struct memcg_task *all_tasks;
 
 extern __thread struct memcg_task *current_task;
 extern __thread struct mem_cgroup *active_memcg;	/* set_active_memcg() */
@@ -261,6 +276,33 @@ void memcg_notify(struct mem_cgroup *memcg, const char *file);
 /* ---- LRU ---- */
 void memcg_lru_add(struct mem_cgroup *memcg, struct page *page, enum lru_list lru);
 void memcg_lru_del(struct mem_cgroup *memcg, struct page *page);
+
+/* ---- limits ---- */
+#define MAX_RECLAIM_RETRIES	16
+#define SWAP_CLUSTER_MAX	32u
+#define PAGE_ALLOC_COSTLY_ORDER	3
+void memcg_free_page_reclaimed(struct page *page);
+bool mem_cgroup_oom(struct mem_cgroup *memcg, gfp_t gfp, unsigned int order, uint64_t round);
+uint64_t memcg_oom_new_round(void);
+void memcg_charge_over_high(struct mem_cgroup *memcg, unsigned int batch, gfp_t gfp);
+unsigned long mem_cgroup_margin(struct mem_cgroup *memcg);
+void memcg_oom_kill_task(struct memcg_task *t);
+bool memcg_out_of_memory(struct mem_cgroup *memcg, uint64_t round);
+void memcg_task_free_owned(struct memcg_task *t, struct page *page);
+
+/* PSI */
+struct psi_group;
+struct psi_group *psi_group_alloc(void);
+void psi_group_free(struct psi_group *g);
+void psi_memstall_enter(struct mem_cgroup *memcg);
+void psi_memstall_leave(struct mem_cgroup *memcg, uint64_t start_ns);
+void psi_task_change(struct mem_cgroup *memcg, int d_active, int d_stalled);
+struct psi_trigger;
+int psi_trigger_parse(struct mem_cgroup *memcg, const char *buf, bool privileged,
+		      struct psi_trigger **out);
+void psi_trigger_free(struct mem_cgroup *memcg, struct psi_trigger *t);
+bool psi_trigger_poll(struct psi_trigger *t);
+uint64_t memcg_now_ns(void);
 
 /* page->memcg_data: an objcg or a memcg, told apart by the low bit */
 #define MEMCG_DATA_KMEM		1ul

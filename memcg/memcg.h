@@ -187,6 +187,82 @@ void memcg_set_notify(void (*fn)(struct mem_cgroup *memcg, const char *file, voi
 void mem_cgroup_set_owner(struct mem_cgroup *memcg, void *owner);
 void *mem_cgroup_owner(const struct mem_cgroup *memcg);
 
+/* ---- limits: reclaim, OOM, memory.high, pressure ---- */
+/*
+ * A shrinker frees reclaimable objects (SLAB_RECLAIM_ACCOUNT caches,
+ * __GFP_RECLAIMABLE kmallocs) charged to one memcg (not its descendants:
+ * reclaim visits each) when reclaim asks, oldest first; it frees them with kfree/kmem_cache_free (so the
+ * trace records it) and makes their handles stale.  Returns objects freed.
+ */
+struct shrinker {
+	unsigned long (*count_objects)(struct shrinker *s, struct mem_cgroup *memcg);
+	unsigned long (*scan_objects)(struct shrinker *s, struct mem_cgroup *memcg,
+				      unsigned long nr_to_scan);
+	void *private_data;
+	struct shrinker *next;
+};
+void register_shrinker(struct shrinker *s);
+void unregister_shrinker(struct shrinker *s);
+
+/* The memcg an object is charged to now (after reparenting); NULL if none. */
+struct mem_cgroup *mem_cgroup_from_obj(const void *obj);
+bool mem_cgroup_is_descendant(const struct mem_cgroup *memcg, const struct mem_cgroup *root);
+
+/*
+ * try_to_free_mem_cgroup_pages - reclaim up to nr_pages from memcg's
+ * subtree: inactive then active file pages, then reclaimable slab through
+ * the shrinkers; never anon (no swap).  Effective memory.min protects
+ * fully, memory.low until nothing else is left (the low event).  Returns
+ * the pages reclaimed.
+ */
+unsigned long try_to_free_mem_cgroup_pages(struct mem_cgroup *memcg, unsigned long nr_pages,
+					   gfp_t gfp, bool proactive);
+
+/*
+ * After a request: the charges of 'task' that went over memory.high are
+ * handled as on the kernel's return to user space: high events, reclaim,
+ * and the penalty delay (the kernel's curve, at most 2 s; 0 under 10 ms or
+ * with memcg.high_throttle off).  Returns the delay in ns for fs/ to apply
+ * without blocking a worker; memcg_task_stall_begin/end bracket it (PSI).
+ */
+uint64_t memcg_handle_over_high(struct memcg_task *task);
+unsigned long memcg_task_pages_over_high(const struct memcg_task *task);
+void memcg_task_stall_begin(struct memcg_task *task);
+void memcg_task_stall_end(struct memcg_task *task);
+/* A request of the task is being served (PSI 'full': all active tasks stall). */
+void memcg_task_active(struct memcg_task *task, bool active);
+
+/*
+ * OOM: the victim's real process.  Defaults read /proc/PID/oom_score_adj
+ * and kill(2) with memcg.oom_kill_signal when it is set.  The notify
+ * callback runs after a task was OOM-killed (its owned pages are freed).
+ */
+struct memcg_oom_ops {
+	int (*oom_score_adj)(pid_t pid);
+	void (*killed)(struct memcg_task *task, void *arg);
+	void *arg;
+};
+void memcg_set_oom_ops(const struct memcg_oom_ops *ops);
+bool memcg_task_oom_killed(const struct memcg_task *task);
+void memcg_task_set_oom_score_adj(struct memcg_task *task, int adj);	/* tests */
+
+/*
+ * memory.pressure of memcg ("some"/"full" with avg10/avg60/avg300 and
+ * total in µs).  Triggers are written to the file (memcg_file_write) and
+ * polled with memcg_file_poll.
+ */
+int memcg_pressure_format(struct mem_cgroup *memcg, char *buf, size_t len);
+/* POLLPRI pending for this open file (a PSI trigger fired, for memory.pressure). */
+bool memcg_file_poll(struct memcg_open *o);
+/* The opener may use any PSI trigger window (CAP_SYS_RESOURCE); default no. */
+void memcg_file_set_privileged(struct memcg_open *o, bool privileged);
+
+/*
+ * The arena itself is full: reclaim from the whole tree, then OOM from the
+ * root (installed as alloc's out-of-memory handler by memcg_init).
+ */
+bool memcg_global_oom(unsigned int order, gfp_t gfp);
+
 /* ---- invariants ---- */
 /*
  * memcg_check - every page counter equals its own charges plus its

@@ -292,8 +292,10 @@ static struct mem_cgroup *mem_cgroup_alloc(struct mem_cgroup *parent)
 	memcg->zswap_writeback = 1;
 	memcg->zswap_max = page_counter_max();
 	memcg->lru = kzalloc(sizeof(*memcg->lru) * alloc_nr_nodes(), GFP_KERNEL);
-	if (!memcg->lru || memcg_stats_alloc(memcg, parent)) {
+	memcg->psi = psi_group_alloc();
+	if (!memcg->lru || !memcg->psi || memcg_stats_alloc(memcg, parent)) {
 		kfree(memcg->lru);
+		psi_group_free(memcg->psi);
 		kmem_cache_free(memcg_cachep, memcg);
 		return NULL;
 	}
@@ -326,6 +328,7 @@ static void mem_cgroup_free(struct mem_cgroup *memcg)
 		obj_cgroup_put(memcg->orig_objcg);
 	memcg_stats_free(memcg);
 	kfree(memcg->lru);
+	psi_group_free(memcg->psi);
 	pthread_mutex_destroy(&memcg->lock);
 	pthread_mutex_destroy(&memcg->lru_lock);
 	kmem_cache_free(memcg_cachep, memcg);
@@ -361,6 +364,7 @@ int mem_cgroup_create(struct mem_cgroup *parent, struct mem_cgroup **out)
 		memcg->parent = parent;
 		memcg_stats_free(memcg);
 		kfree(memcg->lru);
+		psi_group_free(memcg->psi);
 		kmem_cache_free(memcg_cachep, memcg);
 		css_put(parent);
 		return -ENOMEM;
@@ -478,6 +482,12 @@ struct memcg_task *memcg_task_create(pid_t pid, struct mem_cgroup *memcg)
 	/* fork: resolved lazily on the first accounted allocation */
 	atomic_store(&t->objcg, CURRENT_OBJCG_UPDATE_FLAG);
 	pthread_mutex_init(&t->lock, NULL);
+	pthread_mutex_lock(&tasks_lock);
+	t->tnext = all_tasks;
+	if (all_tasks)
+		all_tasks->tprev = t;
+	all_tasks = t;
+	pthread_mutex_unlock(&tasks_lock);
 	return t;
 }
 
@@ -622,6 +632,8 @@ struct mem_cgroup *get_mem_cgroup_from_current(void)
 	return memcg;
 }
 
+void memcg_set_referenced(struct page *page);
+
 /* ---- typed pages ---- */
 static const char *const page_type_names[NR_MEMCG_PAGE_TYPES] = {
 	"anon", "file", "shmem", "kernel_stack", "pagetables", "percpu", "sock", "vmalloc",
@@ -759,8 +771,10 @@ struct page *memcg_alloc_pages(enum memcg_page_type type, gfp_t gfp,
 		page_stats(memcg, page, type, (long)n);
 		if (type == MEMCG_PAGE_ANON || type == MEMCG_PAGE_SHMEM)
 			memcg_lru_add(memcg, page, LRU_INACTIVE_ANON);
-		else if (type == MEMCG_PAGE_FILE)
+		else if (type == MEMCG_PAGE_FILE) {
 			memcg_lru_add(memcg, page, LRU_INACTIVE_FILE);
+			memcg_set_referenced(page);
+		}
 	} else {
 		struct obj_cgroup *objcg = current_obj_cgroup();
 
@@ -810,8 +824,8 @@ static void memcg_free_page(struct page *page, struct memcg_task *owner)
 		} else {
 			struct mem_cgroup *memcg = (struct mem_cgroup *)page->memcg_data;
 
-			if (type == MEMCG_PAGE_ANON || type == MEMCG_PAGE_SHMEM ||
-			    type == MEMCG_PAGE_FILE)
+			if ((type == MEMCG_PAGE_ANON || type == MEMCG_PAGE_SHMEM ||
+			     type == MEMCG_PAGE_FILE) && (page->flags >> 4) < NR_LRU_LISTS)
 				memcg_lru_del(memcg, page);
 			page_stats(memcg, page, type, -(long)n);
 			memcg_uncharge(memcg, n);
@@ -821,6 +835,24 @@ static void memcg_free_page(struct page *page, struct memcg_task *owner)
 	page->memcg_data = 0;
 	page->flags = 0;
 	__free_pages(page, page->order);
+}
+
+/* A page the task owned, freed by memcgfs itself (exit, OOM): handles go stale. */
+void memcg_task_free_owned(struct memcg_task *t, struct page *page)
+{
+	if (free_notify_fn)
+		free_notify_fn(page_address(page));
+	memcg_free_page(page, t);
+}
+
+/* A page reclaim took (file pages): its handle goes stale. */
+void memcg_free_page_reclaimed(struct page *page)
+{
+	if (free_notify_fn)
+		free_notify_fn(page_address(page));
+	/* off the LRU already: memcg_free_page must not unlink it again */
+	page->flags = (uint8_t)((page->flags & 0x0f) | (NR_LRU_LISTS << 4));
+	memcg_free_page(page, NULL);
 }
 
 /* Which task owns a page: the one whose array holds it. */
@@ -855,16 +887,23 @@ void memcg_task_exit(struct memcg_task *t)
 	struct obj_cgroup *objcg;
 	struct memcg_task *saved = current_task;
 
+	pthread_mutex_lock(&tasks_lock);
+	if (t->tprev)
+		t->tprev->tnext = t->tnext;
+	else
+		all_tasks = t->tnext;
+	if (t->tnext)
+		t->tnext->tprev = t->tprev;
+	pthread_mutex_unlock(&tasks_lock);
+	if (t->stalled)
+		memcg_task_stall_end(t);
+	if (t->active)
+		memcg_task_active(t, false);
 	current_task = t;
 	pthread_mutex_lock(&t->lock);
 	t->exited = true;
-	while (t->nr_owned) {
-		struct page *page = t->owned[t->nr_owned - 1];
-
-		if (free_notify_fn)
-			free_notify_fn(page_address(page));
-		memcg_free_page(page, t);
-	}
+	while (t->nr_owned)
+		memcg_task_free_owned(t, t->owned[t->nr_owned - 1]);
 	pthread_mutex_unlock(&t->lock);
 	current_task = saved;
 	objcg = (struct obj_cgroup *)(atomic_exchange(&t->objcg, 0) & ~CURRENT_OBJCG_UPDATE_FLAG);
@@ -955,6 +994,7 @@ int memcg_init(const struct memcg_config *cfg)
 	next_id = 1;
 	memcg_kmem_online_key = false;
 	memcg_up = true;
+	alloc_set_oom_handler(memcg_global_oom);
 	return 0;
 
 out_stocks:
@@ -969,6 +1009,7 @@ void memcg_exit(void)
 {
 	if (!memcg_up)
 		return;
+	alloc_set_oom_handler(NULL);
 	memcg_drain();
 	memcg_reap(true);
 	memcg_stocks_exit();

@@ -182,21 +182,39 @@ unsigned long memcg_stock_pages(const struct mem_cgroup *memcg)
 	return n;
 }
 
+static unsigned int get_order_pages(unsigned int nr_pages)
+{
+	unsigned int order = 0;
+
+	while ((1u << order) < nr_pages)
+		order++;
+	return order;
+}
+
 /*
- * try_charge_memcg - the kernel's: the stock, a batch, the exact amount,
- * then the limit path.  Reclaim and OOM at the limit are the next layer's;
- * here a charge that cannot fit after draining the stocks fails, except
- * __GFP_NOFAIL which is forced past the limit.
+ * try_charge_memcg - the kernel's: the stock, a batch, the exact amount;
+ * at the limit: the max event, reclaim, one drain of the stocks, retries
+ * (MAX_RECLAIM_RETRIES, a small charge retries while reclaim makes
+ * progress), then the OOM killer (order <= 3), then -ENOMEM, or a forced
+ * charge for __GFP_NOFAIL/__GFP_HIGH.  __GFP_NORETRY gives up after one
+ * reclaim pass, a non-blocking gfp before reclaiming.  On success, a memcg
+ * over memory.high leaves the charging task pages to pay back.
  */
 int try_charge_memcg(struct mem_cgroup *memcg, gfp_t gfp, unsigned int nr_pages)
 {
 	unsigned int batch = nr_pages > memcg_cfg.charge_batch ? nr_pages : memcg_cfg.charge_batch;
+	int nr_retries = MAX_RECLAIM_RETRIES;
+	bool drained = false, raised_max_event = false, passed_oom = false;
 	struct page_counter *fail;
 	struct mem_cgroup *over;
-	bool drained = false;
+	unsigned long nr_reclaimed;
+	uint64_t round = 0;
+	struct memcg_task *t = current_task;
 
 	if (mem_cgroup_is_root_fast(memcg))
 		return 0;
+	if (t)
+		t->charge_seq = memcg_now_ns();
 	if (consume_stock(memcg, nr_pages))
 		return 0;
 retry:
@@ -207,22 +225,57 @@ retry:
 		goto retry;
 	}
 	over = (struct mem_cgroup *)((char *)fail - __builtin_offsetof(struct mem_cgroup, memory));
-	if (!drained) {
+	/* an OOM victim's requests are answered at once */
+	if (t && READ_ONCE(t->oom_killed) && passed_oom)
+		goto nomem;
+	if (!(gfp & __GFP_DIRECT_RECLAIM))
+		goto nomem;
+	if (!raised_max_event) {
 		memcg_memory_event(over, MEMCG_MAX);
+		raised_max_event = true;
+	}
+	{
+		uint64_t start = memcg_now_ns();
+
+		psi_memstall_enter(memcg);
+		nr_reclaimed = try_to_free_mem_cgroup_pages(over, nr_pages, gfp, false);
+		psi_memstall_leave(memcg, start);
+	}
+	if (mem_cgroup_margin(over) >= nr_pages)
+		goto retry;
+	if (!drained) {
 		drain_all_stock(over);
 		drained = true;
 		goto retry;
 	}
-	if (gfp & __GFP_NOFAIL) {
-		page_counter_charge(&memcg->memory, nr_pages);
-		memcg_counter_charged(memcg, nr_pages);
-		return 0;
+	if (gfp & __GFP_NORETRY)
+		goto nomem;
+	if (nr_reclaimed && nr_pages <= (1u << PAGE_ALLOC_COSTLY_ORDER))
+		goto retry;
+	if (nr_retries--)
+		goto retry;
+	if (gfp & __GFP_RETRY_MAYFAIL)
+		goto nomem;
+	if (!round)
+		round = memcg_oom_new_round();
+	if (mem_cgroup_oom(over, gfp, get_order_pages(nr_pages), round)) {
+		passed_oom = true;
+		nr_retries = MAX_RECLAIM_RETRIES;
+		goto retry;
 	}
-	return -ENOMEM;
+nomem:
+	if (!(gfp & (__GFP_NOFAIL | __GFP_HIGH)))
+		return -ENOMEM;
+	if (!raised_max_event)
+		memcg_memory_event(over, MEMCG_MAX);
+	page_counter_charge(&memcg->memory, nr_pages);
+	memcg_counter_charged(memcg, nr_pages);
+	return 0;
 done:
 	memcg_counter_charged(memcg, batch);
 	if (batch > nr_pages)
 		refill_stock(memcg, batch - nr_pages);
+	memcg_charge_over_high(memcg, batch, gfp);
 	return 0;
 }
 

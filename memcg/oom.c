@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * oom.c - the memcg OOM killer (mm/oom_kill.c for a memcg domain, or the
+ * whole machine from the root).
+ *
+ * Badness as DESIGN.md decides it: the pages a task owns (anon,
+ * kernel_stack, pagetables) plus oom_score_adj * total / 1000, at least 1;
+ * -1000 is never chosen; ties go to the task that charged most recently.
+ * A task is chosen at most once in one charge's OOM handling.  With
+ * memory.oom.group, the highest group memcg between the victim and the
+ * domain loses every task (but -1000 ones).  Killing frees the task's
+ * owned pages (its handles go stale) and, with memcg.oom_kill_signal, sends
+ * the real process that signal.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define OOM_SCORE_ADJ_MIN	(-1000)
+
+pthread_mutex_t tasks_lock = PTHREAD_MUTEX_INITIALIZER;
+struct memcg_task *all_tasks;
+static pthread_mutex_t oom_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic uint64_t oom_rounds;
+static struct memcg_oom_ops oom_ops;
+
+static unsigned long alloc_stats_total_pages(void)
+{
+	struct alloc_stats st;
+
+	alloc_stats(&st);
+	return st.pages_total;
+}
+
+static int proc_oom_score_adj(pid_t pid)
+{
+	char path[64];
+	FILE *f;
+	int adj = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%d", &adj) != 1)
+		adj = 0;
+	fclose(f);
+	return adj;
+}
+
+void memcg_set_oom_ops(const struct memcg_oom_ops *ops)
+{
+	pthread_mutex_lock(&oom_lock);
+	if (ops)
+		oom_ops = *ops;
+	else
+		memset(&oom_ops, 0, sizeof(oom_ops));
+	pthread_mutex_unlock(&oom_lock);
+}
+
+bool memcg_task_oom_killed(const struct memcg_task *t)
+{
+	return READ_ONCE(t->oom_killed);
+}
+
+void memcg_task_set_oom_score_adj(struct memcg_task *t, int adj)
+{
+	t->oom_score_adj = adj;
+	t->adj_set = true;
+}
+
+uint64_t memcg_oom_new_round(void)
+{
+	return atomic_fetch_add(&oom_rounds, 1) + 1;
+}
+
+static int task_adj(struct memcg_task *t)
+{
+	if (t->adj_set)
+		return t->oom_score_adj;
+	return oom_ops.oom_score_adj ? oom_ops.oom_score_adj(t->pid) : proc_oom_score_adj(t->pid);
+}
+
+/* oom_kill_process() on one task: its owned pages go, the event counts. */
+void memcg_oom_kill_task(struct memcg_task *t)
+{
+	struct mem_cgroup *memcg = t->memcg;
+	struct memcg_task *saved = current_task;
+
+	css_get(memcg);
+	current_task = t;
+	pthread_mutex_lock(&t->lock);
+	while (t->nr_owned) {
+		struct page *page = t->owned[t->nr_owned - 1];
+
+		memcg_task_free_owned(t, page);
+	}
+	WRITE_ONCE(t->oom_killed, true);
+	pthread_mutex_unlock(&t->lock);
+	current_task = saved;
+	memcg_memory_event(memcg, MEMCG_OOM_KILL);
+	if (memcg_cfg.oom_kill_signal > 0 && t->pid > 0)
+		kill(t->pid, memcg_cfg.oom_kill_signal);
+	if (oom_ops.killed)
+		oom_ops.killed(t, oom_ops.arg);
+	css_put(memcg);
+}
+
+/* The highest memcg with memory.oom.group between victim and domain. */
+static struct mem_cgroup *oom_group_of(struct mem_cgroup *victim, struct mem_cgroup *domain)
+{
+	struct mem_cgroup *group = NULL;
+
+	if (victim == root_memcg)
+		return NULL;
+	for (struct mem_cgroup *m = victim; m; m = m->parent) {
+		if (READ_ONCE(m->oom_group))
+			group = m;
+		if (m == domain)
+			break;
+	}
+	return group;
+}
+
+/*
+ * out_of_memory - choose and kill within domain's subtree.  Returns true
+ * when something was killed.
+ */
+static bool out_of_memory(struct mem_cgroup *domain, uint64_t round)
+{
+	unsigned long total = alloc_stats_total_pages();
+	struct memcg_task *victim = NULL;
+	long best = 0;
+	struct mem_cgroup *group;
+
+	if (domain != root_memcg && READ_ONCE(domain->memory.max) < total)
+		total = READ_ONCE(domain->memory.max);
+	pthread_mutex_lock(&tasks_lock);
+	for (struct memcg_task *t = all_tasks; t; t = t->tnext) {
+		long points;
+		int adj;
+
+		if (t->exited || t->oom_round == round)
+			continue;
+		if (domain != root_memcg && !mem_cgroup_is_descendant(t->memcg, domain))
+			continue;
+		adj = task_adj(t);
+		if (adj <= OOM_SCORE_ADJ_MIN)
+			continue;
+		points = (long)t->owned_pages + (long)adj * (long)(total / 1000);
+		if (points < 1)
+			points = 1;
+		if (!victim || points > best ||
+		    (points == best && t->charge_seq > victim->charge_seq)) {
+			victim = t;
+			best = points;
+		}
+	}
+	if (!victim) {
+		pthread_mutex_unlock(&tasks_lock);
+		return false;
+	}
+	victim->oom_round = round;
+	group = oom_group_of(victim->memcg, domain);
+	if (!group) {
+		pthread_mutex_unlock(&tasks_lock);
+		memcg_oom_kill_task(victim);
+		return true;
+	}
+	/* the whole group: collect under the lock, kill outside it */
+	{
+		struct memcg_task **v = NULL;
+		size_t n = 0, cap = 0;
+
+		for (struct memcg_task *t = all_tasks; t; t = t->tnext) {
+			if (t->exited || !mem_cgroup_is_descendant(t->memcg, group))
+				continue;
+			if (t != victim && task_adj(t) <= OOM_SCORE_ADJ_MIN)
+				continue;
+			if (n == cap) {
+				struct memcg_task **w = realloc(v, (cap ? cap * 2 : 8) * sizeof(*v));
+
+				if (!w)
+					break;
+				v = w;
+				cap = cap ? cap * 2 : 8;
+			}
+			t->oom_round = round;
+			v[n++] = t;
+		}
+		pthread_mutex_unlock(&tasks_lock);
+		memcg_memory_event(group, MEMCG_OOM_GROUP_KILL);
+		for (size_t i = 0; i < n; i++)
+			memcg_oom_kill_task(v[i]);
+		if (!n)
+			memcg_oom_kill_task(victim);
+		free(v);
+	}
+	return true;
+}
+
+/*
+ * mem_cgroup_oom - the charge path's OOM (only for order <= 3, as the
+ * kernel): the 'oom' event, then a kill in the subtree.  True when the
+ * charge should be retried.
+ */
+bool mem_cgroup_oom(struct mem_cgroup *memcg, gfp_t gfp, unsigned int order, uint64_t round)
+{
+	bool ret;
+
+	(void)gfp;
+	if (order > PAGE_ALLOC_COSTLY_ORDER)
+		return false;
+	memcg_memory_event(memcg, MEMCG_OOM);
+	pthread_mutex_lock(&oom_lock);
+	/* someone else's kill may have made room meanwhile */
+	if (memcg != root_memcg && mem_cgroup_margin(memcg) >= (1ul << order))
+		ret = true;
+	else
+		ret = out_of_memory(memcg, round);
+	pthread_mutex_unlock(&oom_lock);
+	return ret;
+}
+
+/* mem_cgroup_out_of_memory(): a kill in memcg's subtree, the event raised by the caller. */
+bool memcg_out_of_memory(struct mem_cgroup *memcg, uint64_t round)
+{
+	bool ret;
+
+	pthread_mutex_lock(&oom_lock);
+	ret = out_of_memory(memcg, round);
+	pthread_mutex_unlock(&oom_lock);
+	return ret;
+}
+
+/*
+ * memcg_global_oom - alloc's out-of-memory handler: reclaim over the whole
+ * tree, then the OOM killer from the root.
+ */
+bool memcg_global_oom(unsigned int order, gfp_t gfp)
+{
+	unsigned long want = 1ul << order;
+	uint64_t round;
+
+	if (!memcg_up)
+		return false;
+	memcg_drain();
+	if (try_to_free_mem_cgroup_pages(root_memcg, want, gfp, false))
+		return true;
+	memcg_drain();
+	if (order > PAGE_ALLOC_COSTLY_ORDER)
+		return false;
+	round = memcg_oom_new_round();
+	pthread_mutex_lock(&oom_lock);
+	if (!out_of_memory(root_memcg, round)) {
+		pthread_mutex_unlock(&oom_lock);
+		return false;
+	}
+	pthread_mutex_unlock(&oom_lock);
+	memcg_drain();
+	return true;
+}

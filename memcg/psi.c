@@ -1,0 +1,350 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * psi.c - memory pressure stall information per memcg (kernel/sched/psi.c,
+ * for the memory resource): 'some' while at least one task stalls, 'full'
+ * while every active task does; totals in µs; avg10/avg60/avg300 as the
+ * kernel's exponentially decaying averages over 2 s periods; triggers
+ * ("some|full STALL_US WINDOW_US") that fire once per window when the
+ * stall growth within it crosses the threshold.
+ *
+ * A task stalls while memcgfs throttles it (memory.high) or reclaims for
+ * it; it is active while one of its requests is being served.  A stall
+ * counts in the task's memcg and every ancestor's, root included.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define FSHIFT		11
+#define FIXED_1		(1ul << FSHIFT)
+#define LOAD_INT(x)	((x) >> FSHIFT)
+#define LOAD_FRAC(x)	LOAD_INT(((x) & (FIXED_1 - 1)) * 100)
+#define EXP_10s		1677ul
+#define EXP_60s		1981ul
+#define EXP_300s	2034ul
+#define PSI_PERIOD_NS	(2ull * 1000 * 1000 * 1000)
+#define WINDOW_MIN_US	500000u
+#define WINDOW_MAX_US	10000000u
+
+enum { PSI_SOME, PSI_FULL, NR_PSI };
+
+struct psi_trigger {
+	struct psi_trigger *next;
+	int state;
+	uint64_t threshold_ns, window_ns;
+	uint64_t win_start, win_value;
+	uint64_t last_event;
+	bool pending;
+};
+
+struct psi_group {
+	pthread_mutex_t lock;
+	unsigned int nr_active, nr_stalled;
+	uint64_t state_start;			/* when the counts last changed */
+	uint64_t total[NR_PSI];			/* ns */
+	uint64_t avg_total[NR_PSI];
+	unsigned long avg[NR_PSI][3];
+	uint64_t avg_last_update, avg_next_update;
+	struct psi_trigger *triggers;
+};
+
+uint64_t memcg_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+struct psi_group *psi_group_alloc(void)
+{
+	struct psi_group *g = calloc(1, sizeof(*g));
+
+	if (!g)
+		return NULL;
+	pthread_mutex_init(&g->lock, NULL);
+	g->state_start = g->avg_last_update = memcg_now_ns();
+	g->avg_next_update = g->avg_last_update + PSI_PERIOD_NS;
+	return g;
+}
+
+void psi_group_free(struct psi_group *g)
+{
+	if (!g)
+		return;
+	while (g->triggers) {
+		struct psi_trigger *t = g->triggers;
+
+		g->triggers = t->next;
+		free(t);
+	}
+	pthread_mutex_destroy(&g->lock);
+	free(g);
+}
+
+/* calc_load() */
+static unsigned long calc_load(unsigned long load, unsigned long exp, unsigned long active)
+{
+	unsigned long newload = load * exp + active * (FIXED_1 - exp);
+
+	if (active >= load)
+		newload += FIXED_1 - 1;
+	return newload / FIXED_1;
+}
+
+static unsigned long calc_load_n(unsigned long load, unsigned long exp, unsigned long n)
+{
+	while (n--)
+		load = calc_load(load, exp, 0);
+	return load;
+}
+
+static void calc_avgs(unsigned long avg[3], unsigned long missed, uint64_t time, uint64_t period)
+{
+	unsigned long pct;
+
+	if (missed) {
+		avg[0] = calc_load_n(avg[0], EXP_10s, missed);
+		avg[1] = calc_load_n(avg[1], EXP_60s, missed);
+		avg[2] = calc_load_n(avg[2], EXP_300s, missed);
+	}
+	pct = period ? (unsigned long)(time * 100 / period) : 0;
+	pct *= FIXED_1;
+	avg[0] = calc_load(avg[0], EXP_10s, pct);
+	avg[1] = calc_load(avg[1], EXP_60s, pct);
+	avg[2] = calc_load(avg[2], EXP_300s, pct);
+}
+
+/* Time in the current state goes to the totals (g->lock held). */
+static void record_times(struct psi_group *g, uint64_t now)
+{
+	uint64_t delta = now - g->state_start;
+
+	g->state_start = now;
+	if (!g->nr_stalled)
+		return;
+	g->total[PSI_SOME] += delta;
+	if (g->nr_stalled >= g->nr_active)
+		g->total[PSI_FULL] += delta;
+}
+
+/* update_averages(), whenever a 2 s period has passed (g->lock held). */
+static void update_averages(struct psi_group *g, uint64_t now)
+{
+	uint64_t expires = g->avg_next_update, period;
+	unsigned long missed = 0;
+
+	if (now < expires)
+		return;
+	if (now - expires >= PSI_PERIOD_NS)
+		missed = (unsigned long)((now - expires) / PSI_PERIOD_NS);
+	g->avg_next_update = expires + (1 + missed) * PSI_PERIOD_NS;
+	period = now - (g->avg_last_update + missed * PSI_PERIOD_NS);
+	g->avg_last_update = now;
+	for (int s = 0; s < NR_PSI; s++) {
+		uint64_t sample = g->total[s] - g->avg_total[s];
+
+		/* overage punted to the next period, as the kernel does */
+		if (sample > period)
+			sample = period;
+		g->avg_total[s] += sample;
+		calc_avgs(g->avg[s], missed, sample, period);
+	}
+}
+
+static bool check_triggers(struct psi_group *g, uint64_t now)
+{
+	bool fired = false;
+
+	for (struct psi_trigger *t = g->triggers; t; t = t->next) {
+		uint64_t growth;
+
+		if (now - t->win_start >= t->window_ns) {
+			t->win_start = now;
+			t->win_value = g->total[t->state];
+		}
+		growth = g->total[t->state] - t->win_value;
+		if (growth < t->threshold_ns)
+			continue;
+		/* at most one event per window */
+		if (t->last_event && now - t->last_event < t->window_ns)
+			continue;
+		t->last_event = now;
+		t->pending = true;
+		fired = true;
+	}
+	return fired;
+}
+
+static void psi_group_change(struct mem_cgroup *memcg, int d_active, int d_stalled)
+{
+	uint64_t now = memcg_now_ns();
+
+	for (struct mem_cgroup *m = memcg; m; m = m->parent) {
+		struct psi_group *g = m->psi;
+		bool fired;
+
+		if (!g)
+			continue;
+		pthread_mutex_lock(&g->lock);
+		record_times(g, now);
+		g->nr_active = (unsigned int)((int)g->nr_active + d_active);
+		g->nr_stalled = (unsigned int)((int)g->nr_stalled + d_stalled);
+		update_averages(g, now);
+		fired = g->triggers && check_triggers(g, now);
+		pthread_mutex_unlock(&g->lock);
+		if (fired)
+			memcg_notify(m, "memory.pressure");
+	}
+}
+
+void psi_task_change(struct mem_cgroup *memcg, int d_active, int d_stalled)
+{
+	psi_group_change(memcg, d_active, d_stalled);
+}
+
+/* A stall of the current task (reclaim on its behalf). */
+void psi_memstall_enter(struct mem_cgroup *memcg)
+{
+	psi_group_change(memcg, 1, 1);
+}
+
+void psi_memstall_leave(struct mem_cgroup *memcg, uint64_t start_ns)
+{
+	(void)start_ns;
+	psi_group_change(memcg, -1, -1);
+}
+
+void memcg_task_active(struct memcg_task *t, bool active)
+{
+	bool was;
+
+	pthread_mutex_lock(&t->lock);
+	was = t->active || t->stalled;
+	t->active = active;
+	if (was != (t->active || t->stalled))
+		psi_group_change(t->memcg, active ? 1 : -1, 0);
+	pthread_mutex_unlock(&t->lock);
+}
+
+void memcg_task_stall_begin(struct memcg_task *t)
+{
+	pthread_mutex_lock(&t->lock);
+	if (!t->stalled) {
+		bool was_active = t->active;
+
+		t->stalled = true;
+		t->stall_start = memcg_now_ns();
+		psi_group_change(t->memcg, was_active ? 0 : 1, 1);
+	}
+	pthread_mutex_unlock(&t->lock);
+}
+
+void memcg_task_stall_end(struct memcg_task *t)
+{
+	pthread_mutex_lock(&t->lock);
+	if (t->stalled) {
+		t->stalled = false;
+		psi_group_change(t->memcg, t->active ? 0 : -1, -1);
+	}
+	pthread_mutex_unlock(&t->lock);
+}
+
+int memcg_pressure_format(struct mem_cgroup *memcg, char *buf, size_t len)
+{
+	struct psi_group *g = memcg->psi;
+	unsigned long avg[NR_PSI][3] = { { 0 } };
+	uint64_t total[NR_PSI] = { 0 };
+	uint64_t now = memcg_now_ns();
+
+	if (g) {
+		pthread_mutex_lock(&g->lock);
+		record_times(g, now);
+		update_averages(g, now);
+		memcpy(avg, g->avg, sizeof(avg));
+		memcpy(total, g->total, sizeof(total));
+		pthread_mutex_unlock(&g->lock);
+	}
+	return snprintf(buf, len,
+		"some avg10=%lu.%02lu avg60=%lu.%02lu avg300=%lu.%02lu total=%llu\n"
+		"full avg10=%lu.%02lu avg60=%lu.%02lu avg300=%lu.%02lu total=%llu\n",
+		LOAD_INT(avg[0][0]), LOAD_FRAC(avg[0][0]), LOAD_INT(avg[0][1]), LOAD_FRAC(avg[0][1]),
+		LOAD_INT(avg[0][2]), LOAD_FRAC(avg[0][2]), (unsigned long long)(total[0] / 1000),
+		LOAD_INT(avg[1][0]), LOAD_FRAC(avg[1][0]), LOAD_INT(avg[1][1]), LOAD_FRAC(avg[1][1]),
+		LOAD_INT(avg[1][2]), LOAD_FRAC(avg[1][2]), (unsigned long long)(total[1] / 1000));
+}
+
+/*
+ * psi_trigger_parse - psi_trigger_create(): "some|full STALL_US WINDOW_US";
+ * the window 500 ms .. 10 s (a multiple of 2 s for the unprivileged), the
+ * threshold 1 .. window.
+ */
+int psi_trigger_parse(struct mem_cgroup *memcg, const char *buf, bool privileged,
+		      struct psi_trigger **out)
+{
+	unsigned int threshold_us, window_us;
+	struct psi_trigger *t;
+	int state, n = 0;
+	uint64_t now = memcg_now_ns();
+
+	if (sscanf(buf, "some %u %u%n", &threshold_us, &window_us, &n) == 2)
+		state = PSI_SOME;
+	else if (sscanf(buf, "full %u %u%n", &threshold_us, &window_us, &n) == 2)
+		state = PSI_FULL;
+	else
+		return -EINVAL;
+	if (window_us == 0 || window_us > WINDOW_MAX_US || window_us < WINDOW_MIN_US)
+		return -EINVAL;
+	if (!privileged && window_us % 2000000)
+		return -EINVAL;
+	if (threshold_us == 0 || threshold_us > window_us)
+		return -EINVAL;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->state = state;
+	t->threshold_ns = (uint64_t)threshold_us * 1000;
+	t->window_ns = (uint64_t)window_us * 1000;
+	pthread_mutex_lock(&memcg->psi->lock);
+	record_times(memcg->psi, now);
+	t->win_start = now;
+	t->win_value = memcg->psi->total[state];
+	t->next = memcg->psi->triggers;
+	memcg->psi->triggers = t;
+	pthread_mutex_unlock(&memcg->psi->lock);
+	*out = t;
+	return 0;
+}
+
+void psi_trigger_free(struct mem_cgroup *memcg, struct psi_trigger *t)
+{
+	struct psi_group *g = memcg->psi;
+
+	pthread_mutex_lock(&g->lock);
+	for (struct psi_trigger **pp = &g->triggers; *pp; pp = &(*pp)->next) {
+		if (*pp == t) {
+			*pp = t->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&g->lock);
+	free(t);
+}
+
+bool psi_trigger_poll(struct psi_trigger *t)
+{
+	bool p = t->pending;
+
+	t->pending = false;
+	return p;
+}
+
+/* A clock tick for ongoing stalls: totals, averages and triggers advance. */
+void memcg_psi_tick(struct mem_cgroup *memcg);
+void memcg_psi_tick(struct mem_cgroup *memcg)
+{
+	psi_group_change(memcg, 0, 0);
+}

@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * reclaim.c - memcg reclaim (mm/vmscan.c's shrink_node_memcgs for one
+ * memcg subtree): file LRU pages, inactive before active, then reclaimable
+ * slab through the shrinkers; anon is never reclaimed (no swap).
+ *
+ * Priorities from DEF_PRIORITY down to 0 scan lruvec_size >> priority per
+ * memcg, less the share that its effective protection covers (the kernel's
+ * apply_proportional_protection).  Memcgs below their effective min are
+ * skipped; below their effective low only when a pass over the others
+ * reclaimed nothing, counting the 'low' event.  A newly charged file page
+ * is 'referenced' (it was just read): the first scan rotates it, the next
+ * one reclaims it, so pgscan runs ahead of pgsteal as it does in the kernel.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#define DEF_PRIORITY		12
+#define PAGE_FLAG_REFERENCED	0x4
+
+static pthread_mutex_t shrinker_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct shrinker *shrinkers;
+
+void register_shrinker(struct shrinker *s)
+{
+	pthread_mutex_lock(&shrinker_lock);
+	s->next = shrinkers;
+	shrinkers = s;
+	pthread_mutex_unlock(&shrinker_lock);
+}
+
+void unregister_shrinker(struct shrinker *s)
+{
+	pthread_mutex_lock(&shrinker_lock);
+	for (struct shrinker **pp = &shrinkers; *pp; pp = &(*pp)->next) {
+		if (*pp == s) {
+			*pp = s->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&shrinker_lock);
+}
+
+struct mem_cgroup *mem_cgroup_from_obj(const void *obj)
+{
+	struct obj_cgroup *objcg = alloc_obj_objcg(obj);
+
+	return objcg ? obj_cgroup_memcg(objcg) : NULL;
+}
+
+unsigned long mem_cgroup_margin(struct mem_cgroup *memcg)
+{
+	unsigned long count = page_counter_read(&memcg->memory);
+	unsigned long limit = READ_ONCE(memcg->memory.max);
+
+	return count < limit ? limit - count : 0;
+}
+
+/* The subtree top-down (parents before children), each referenced. */
+static size_t collect_subtree(struct mem_cgroup *root, struct mem_cgroup ***out)
+{
+	size_t n = 0, cap = 16, head = 0;
+	struct mem_cgroup **v = malloc(cap * sizeof(*v));
+
+	if (!v)
+		return 0;
+	pthread_mutex_lock(&tree_lock);
+	v[n++] = root;
+	css_get(root);
+	while (head < n) {
+		for (struct mem_cgroup *c = v[head]->children; c; c = c->sibling) {
+			if (n == cap) {
+				struct mem_cgroup **w = realloc(v, 2 * cap * sizeof(*v));
+
+				if (!w)
+					goto out;
+				v = w;
+				cap *= 2;
+			}
+			css_get(c);
+			v[n++] = c;
+		}
+		head++;
+	}
+out:
+	pthread_mutex_unlock(&tree_lock);
+	*out = v;
+	return n;
+}
+
+static void put_subtree(struct mem_cgroup **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		css_put(v[i]);
+	free(v);
+}
+
+/* Move up to nr pages from the active to the inactive file list (deactivation). */
+static void shrink_active_list(struct mem_cgroup *memcg, int nid, unsigned long nr,
+			       enum memcg_item scan_item)
+{
+	struct memcg_lru *l = &memcg->lru[nid];
+	unsigned long moved = 0;
+
+	(void)scan_item;
+	pthread_mutex_lock(&memcg->lru_lock);
+	while (moved < nr && l->head[LRU_ACTIVE_FILE]) {
+		struct page *page = l->head[LRU_ACTIVE_FILE];
+		unsigned long n = 1ul << page->order;
+
+		/* unlink from active, onto inactive */
+		l->head[LRU_ACTIVE_FILE] = page->lru_next;
+		if (page->lru_next)
+			page->lru_next->lru_prev = NULL;
+		l->nr[LRU_ACTIVE_FILE] -= n;
+		page->lru_prev = NULL;
+		page->lru_next = l->head[LRU_INACTIVE_FILE];
+		if (page->lru_next)
+			page->lru_next->lru_prev = page;
+		l->head[LRU_INACTIVE_FILE] = page;
+		l->nr[LRU_INACTIVE_FILE] += n;
+		page->flags = (uint8_t)((page->flags & 0x0f) | (LRU_INACTIVE_FILE << 4));
+		moved += n;
+	}
+	pthread_mutex_unlock(&memcg->lru_lock);
+	if (moved) {
+		mod_memcg_state(memcg, nid, MI_ACTIVE_FILE, -(long)moved);
+		mod_memcg_state(memcg, nid, MI_INACTIVE_FILE, (long)moved);
+		mod_memcg_state(memcg, nid, MI_PGREFILL, (long)moved);
+		mod_memcg_state(memcg, nid, MI_PGDEACTIVATE, (long)moved);
+	}
+}
+
+/*
+ * Scan up to nr pages of the inactive file list: a referenced page loses
+ * its bit and goes back to the head; the others are reclaimed.
+ */
+static unsigned long shrink_inactive_list(struct mem_cgroup *memcg, int nid, unsigned long nr,
+					  bool proactive)
+{
+	struct memcg_lru *l = &memcg->lru[nid];
+	struct page *victims = NULL;
+	unsigned long scanned = 0, reclaimed = 0;
+
+	pthread_mutex_lock(&memcg->lru_lock);
+	while (scanned < nr && l->head[LRU_INACTIVE_FILE]) {
+		/* the tail is the oldest: walk to it */
+		struct page *page = l->head[LRU_INACTIVE_FILE];
+		unsigned long n;
+
+		while (page->lru_next)
+			page = page->lru_next;
+		n = 1ul << page->order;
+		scanned += n;
+		if (page->flags & PAGE_FLAG_REFERENCED) {
+			page->flags &= (uint8_t)~PAGE_FLAG_REFERENCED;
+			if (page != l->head[LRU_INACTIVE_FILE]) {
+				page->lru_prev->lru_next = NULL;
+				page->lru_prev = NULL;
+				page->lru_next = l->head[LRU_INACTIVE_FILE];
+				page->lru_next->lru_prev = page;
+				l->head[LRU_INACTIVE_FILE] = page;
+			}
+			continue;
+		}
+		if (page->lru_prev)
+			page->lru_prev->lru_next = NULL;
+		else
+			l->head[LRU_INACTIVE_FILE] = NULL;
+		page->lru_prev = NULL;
+		l->nr[LRU_INACTIVE_FILE] -= n;
+		page->lru_next = victims;
+		victims = page;
+		reclaimed += n;
+	}
+	pthread_mutex_unlock(&memcg->lru_lock);
+	if (reclaimed)
+		mod_memcg_state(memcg, nid, MI_INACTIVE_FILE, -(long)reclaimed);
+	mod_memcg_state(memcg, nid, proactive ? MI_PGSCAN_PROACTIVE : MI_PGSCAN_DIRECT,
+			(long)scanned);
+	mod_memcg_state(memcg, nid, proactive ? MI_PGSTEAL_PROACTIVE : MI_PGSTEAL_DIRECT,
+			(long)reclaimed);
+	while (victims) {
+		struct page *page = victims;
+
+		victims = page->lru_next;
+		page->lru_next = NULL;
+		memcg_free_page_reclaimed(page);
+	}
+	return reclaimed;
+}
+
+static unsigned long shrink_slab(struct mem_cgroup *memcg, int priority)
+{
+	unsigned long freed_bytes_before, freed = 0;
+	unsigned long long before = 0, after = 0;
+
+	memcg_stat_read(memcg, "slab_reclaimable", &before);
+	freed_bytes_before = (unsigned long)before;
+	pthread_mutex_lock(&shrinker_lock);
+	for (struct shrinker *s = shrinkers; s; s = s->next) {
+		unsigned long count = s->count_objects(s, memcg);
+		unsigned long nr = count >> priority;
+
+		if (!count)
+			continue;
+		if (!nr)
+			nr = count < SWAP_CLUSTER_MAX ? count : SWAP_CLUSTER_MAX;
+		freed += s->scan_objects(s, memcg, nr);
+	}
+	pthread_mutex_unlock(&shrinker_lock);
+	if (!freed)
+		return 0;
+	memcg_stat_read(memcg, "slab_reclaimable", &after);
+	/* reclaim_state->reclaimed: pages' worth of what the objects gave back */
+	return freed_bytes_before > after ?
+		(freed_bytes_before - (unsigned long)after + alloc_page_size() - 1) / alloc_page_size() : 0;
+}
+
+/* The kernel's apply_proportional_protection(). */
+static unsigned long proportional_scan(struct mem_cgroup *memcg, unsigned long lru_size,
+				       bool low_reclaim)
+{
+	unsigned long protection = low_reclaim ? READ_ONCE(memcg->memory.emin) :
+		(READ_ONCE(memcg->memory.emin) > READ_ONCE(memcg->memory.elow) ?
+		 READ_ONCE(memcg->memory.emin) : READ_ONCE(memcg->memory.elow));
+	unsigned long usage = page_counter_read(&memcg->memory);
+	unsigned long cgroup_size = usage > protection ? usage : protection;
+	unsigned long scan;
+
+	if (!protection)
+		return lru_size;
+	scan = lru_size - (unsigned long)((unsigned __int128)lru_size * protection / (cgroup_size + 1));
+	return scan > SWAP_CLUSTER_MAX ? scan : (lru_size < SWAP_CLUSTER_MAX ? lru_size : SWAP_CLUSTER_MAX);
+}
+
+static bool below_min(struct mem_cgroup *root, struct mem_cgroup *m)
+{
+	return m != root && READ_ONCE(m->memory.emin) >= page_counter_read(&m->memory) &&
+	       page_counter_read(&m->memory);
+}
+
+static bool below_low(struct mem_cgroup *root, struct mem_cgroup *m)
+{
+	return m != root && READ_ONCE(m->memory.elow) >= page_counter_read(&m->memory) &&
+	       page_counter_read(&m->memory);
+}
+
+static unsigned long shrink_memcgs(struct mem_cgroup *root, struct mem_cgroup **v, size_t n,
+				   int priority, bool low_reclaim, bool proactive,
+				   bool *low_skipped)
+{
+	unsigned long reclaimed = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct mem_cgroup *m = v[i];
+
+		page_counter_calculate_protection(&root->memory, &m->memory);
+		if (below_min(root, m))
+			continue;
+		if (below_low(root, m)) {
+			if (!low_reclaim) {
+				*low_skipped = true;
+				continue;
+			}
+			memcg_memory_event(m, MEMCG_LOW);
+		}
+		for (unsigned int nid = 0; nid < alloc_nr_nodes(); nid++) {
+			unsigned long inactive = READ_ONCE(m->lru[nid].nr[LRU_INACTIVE_FILE]);
+			unsigned long active = READ_ONCE(m->lru[nid].nr[LRU_ACTIVE_FILE]);
+			unsigned long scan = proportional_scan(m, inactive + active, low_reclaim) >> priority;
+
+			if (!scan && priority == 0)
+				scan = inactive + active;
+			if (!scan && inactive + active)
+				scan = 1;
+			if (!scan)
+				continue;
+			/* keep the inactive list no smaller than the active one */
+			if (active > inactive)
+				shrink_active_list(m, (int)nid, (active - inactive + 1) / 2,
+						   proactive ? MI_PGSCAN_PROACTIVE : MI_PGSCAN_DIRECT);
+			reclaimed += shrink_inactive_list(m, (int)nid, scan, proactive);
+		}
+		reclaimed += shrink_slab(m, priority);
+	}
+	return reclaimed;
+}
+
+unsigned long try_to_free_mem_cgroup_pages(struct mem_cgroup *root, unsigned long nr_pages,
+					   gfp_t gfp, bool proactive)
+{
+	struct mem_cgroup **v;
+	unsigned long reclaimed = 0;
+	size_t n;
+
+	(void)gfp;
+	/* the kernel's nr_to_reclaim = max(nr_pages, SWAP_CLUSTER_MAX) */
+	if (nr_pages < SWAP_CLUSTER_MAX)
+		nr_pages = SWAP_CLUSTER_MAX;
+	n = collect_subtree(root, &v);
+	if (!n)
+		return 0;
+	for (int priority = DEF_PRIORITY; priority >= 0 && reclaimed < nr_pages; priority--) {
+		bool low_skipped = false;
+		unsigned long got = shrink_memcgs(root, v, n, priority, false, proactive, &low_skipped);
+
+		/* memcg_low_reclaim: unprotected memory gave nothing, break low */
+		if (!got && low_skipped)
+			got = shrink_memcgs(root, v, n, priority, true, proactive, &low_skipped);
+		reclaimed += got;
+	}
+	put_subtree(v, n);
+	return reclaimed;
+}
+
+void memcg_set_referenced(struct page *page);
+void memcg_set_referenced(struct page *page)
+{
+	page->flags |= PAGE_FLAG_REFERENCED;
+}
