@@ -294,6 +294,19 @@ struct alloc_ctx {
 void alloc_set_ctx(const struct alloc_ctx *ctx);
 const struct alloc_ctx *alloc_get_ctx(void);
 
+/* ---- formatting into a caller's buffer (the kernel's seq_buf) ---- */
+/*
+ * Appends with snprintf semantics: what does not fit is dropped, pos keeps
+ * counting, so the caller learns the full length.  buf stays NUL-terminated.
+ */
+struct seq_buf {
+	char *buf;
+	size_t len, pos;
+};
+void seq_buf_init(struct seq_buf *s, char *buf, size_t len);
+void seq_buf_printf(struct seq_buf *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 /* ---- slabinfo and trace ---- */
 /*
  * slabinfo_format - /proc/slabinfo version 2.1, every cache, newest first.

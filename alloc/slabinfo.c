@@ -8,32 +8,35 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-struct outbuf {
-	char *buf;
-	size_t len, pos;
-};
+void seq_buf_init(struct seq_buf *s, char *buf, size_t len)
+{
+	s->buf = buf;
+	s->len = len;
+	s->pos = 0;
+	if (len)
+		buf[0] = '\0';
+}
 
-static void __attribute__((format(printf, 2, 3))) out(struct outbuf *o, const char *fmt, ...)
+void seq_buf_printf(struct seq_buf *s, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
 
 	va_start(ap, fmt);
-	n = vsnprintf(o->buf + (o->pos < o->len ? o->pos : o->len),
-		      o->pos < o->len ? o->len - o->pos : 0, fmt, ap);
+	n = vsnprintf(s->buf + (s->pos < s->len ? s->pos : s->len),
+		      s->pos < s->len ? s->len - s->pos : 0, fmt, ap);
 	va_end(ap);
 	if (n > 0)
-		o->pos += (size_t)n;
+		s->pos += (size_t)n;
 }
 
 size_t slabinfo_format(char *buf, size_t len)
 {
-	struct outbuf o = { buf, len, 0 };
+	struct seq_buf o;
 
-	if (len)
-		buf[0] = '\0';
-	out(&o, "slabinfo - version: 2.1\n");
-	out(&o, "# name            <active_objs> <num_objs> <objsize> <objperslab> "
+	seq_buf_init(&o, buf, len);
+	seq_buf_printf(&o, "slabinfo - version: 2.1\n");
+	seq_buf_printf(&o, "# name            <active_objs> <num_objs> <objsize> <objperslab> "
 		"<pagesperslab> : tunables <limit> <batchcount> <sharedfactor> : "
 		"slabdata <active_slabs> <num_slabs> <sharedavail>\n");
 	if (!machine_up)
@@ -49,7 +52,7 @@ size_t slabinfo_format(char *buf, size_t len)
 		nr_free = cache_free_on_node_partial(s);
 		if (nr_free > nr_objs)
 			nr_free = nr_objs;
-		out(&o, "%-17s %6lu %6lu %6u %4u %4d : tunables %4u %4u %4u : slabdata %6lu %6lu %6lu\n",
+		seq_buf_printf(&o, "%-17s %6lu %6lu %6u %4u %4d : tunables %4u %4u %4u : slabdata %6lu %6lu %6lu\n",
 		    s->name, nr_objs - nr_free, nr_objs, s->size, s->objects,
 		    1 << s->order, 0u, 0u, 0u, nr_slabs, nr_slabs, 0ul);
 	}

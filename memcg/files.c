@@ -30,6 +30,9 @@ struct memcg_file {
 	unsigned int flags;
 	int (*show)(struct memcg_open *o, char *buf, size_t len);
 	int (*write)(struct memcg_open *o, char *buf, bool nonblock);
+	/* a limit file: its value in struct mem_cgroup, and how a write sets it */
+	size_t limit;
+	void (*set_limit)(struct mem_cgroup *memcg, unsigned long nr_pages);
 };
 
 /* ---- parsing ---- */
@@ -165,23 +168,6 @@ static int kstrtoint0(const char *s, int *out)
 	return 0;
 }
 
-struct outbuf {
-	char *buf;
-	size_t len, pos;
-};
-
-static void __attribute__((format(printf, 2, 3))) out(struct outbuf *o, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(o->buf + (o->pos < o->len ? o->pos : o->len),
-		      o->pos < o->len ? o->len - o->pos : 0, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		o->pos += (size_t)n;
-}
 
 static int show_pages_or_max(char *buf, size_t len, unsigned long pages)
 {
@@ -202,52 +188,36 @@ static int current_show(struct memcg_open *o, char *buf, size_t len)
 			alloc_page_size());
 }
 
-static int min_show(struct memcg_open *o, char *buf, size_t len)
-{
-	return show_pages_or_max(buf, len, READ_ONCE(o->memcg->memory.min));
-}
-
-static int low_show(struct memcg_open *o, char *buf, size_t len)
-{
-	return show_pages_or_max(buf, len, READ_ONCE(o->memcg->memory.low));
-}
-
-static int high_show(struct memcg_open *o, char *buf, size_t len)
-{
-	return show_pages_or_max(buf, len, READ_ONCE(o->memcg->memory.high));
-}
-
-static int max_show(struct memcg_open *o, char *buf, size_t len)
-{
-	return show_pages_or_max(buf, len, READ_ONCE(o->memcg->memory.max));
-}
-
 static int parse_limit(char *buf, unsigned long *pages)
 {
 	return page_counter_memparse(buf, strlen(buf), "max", pages);
 }
 
-static int min_write(struct memcg_open *o, char *buf, bool nonblock)
+/* memory.min/low/high/max, swap.high/max, zswap.max: bytes or "max" */
+static int limit_show(struct memcg_open *o, char *buf, size_t len)
+{
+	const unsigned long *v = (const unsigned long *)((const char *)o->memcg + o->file->limit);
+
+	return show_pages_or_max(buf, len, READ_ONCE(*v));
+}
+
+/* The plain limits: stored, nothing else happens on the write. */
+static int limit_write(struct memcg_open *o, char *buf, bool nonblock)
 {
 	unsigned long v;
 	int err = parse_limit(buf, &v);
 
 	(void)nonblock;
 	if (!err)
-		page_counter_set_min(&o->memcg->memory, v);
+		o->file->set_limit(o->memcg, v);
 	return err;
 }
 
-static int low_write(struct memcg_open *o, char *buf, bool nonblock)
-{
-	unsigned long v;
-	int err = parse_limit(buf, &v);
-
-	(void)nonblock;
-	if (!err)
-		page_counter_set_low(&o->memcg->memory, v);
-	return err;
-}
+static void set_min(struct mem_cgroup *m, unsigned long v) { page_counter_set_min(&m->memory, v); }
+static void set_low(struct mem_cgroup *m, unsigned long v) { page_counter_set_low(&m->memory, v); }
+static void set_swap_high(struct mem_cgroup *m, unsigned long v) { page_counter_set_high(&m->swap, v); }
+static void set_swap_max(struct mem_cgroup *m, unsigned long v) { page_counter_set_max(&m->swap, v); }
+static void set_zswap_max(struct mem_cgroup *m, unsigned long v) { WRITE_ONCE(m->zswap_max, v); }
 
 /*
  * memory_high_write(): set, then (unless O_NONBLOCK) drain once and reclaim
@@ -452,12 +422,11 @@ static const char *const event_names[MEMCG_NR_MEMORY_EVENTS] = {
 
 static int events_show_arr(_Atomic unsigned long *ev, char *buf, size_t len)
 {
-	struct outbuf ob = { buf, len, 0 };
+	struct seq_buf ob;
 
-	if (len)
-		buf[0] = '\0';
+	seq_buf_init(&ob, buf, len);
 	for (int i = 0; i < MEMCG_NR_MEMORY_EVENTS; i++)
-		out(&ob, "%s %lu\n", event_names[i], atomic_load(&ev[i]));
+		seq_buf_printf(&ob, "%s %lu\n", event_names[i], atomic_load(&ev[i]));
 	return (int)ob.pos;
 }
 
@@ -486,38 +455,6 @@ static int swap_current_show(struct memcg_open *o, char *buf, size_t len)
 {
 	return show_u64(buf, len, (unsigned long long)page_counter_read(&o->memcg->swap) *
 			alloc_page_size());
-}
-
-static int swap_high_show(struct memcg_open *o, char *buf, size_t len)
-{
-	return show_pages_or_max(buf, len, READ_ONCE(o->memcg->swap.high));
-}
-
-static int swap_max_show(struct memcg_open *o, char *buf, size_t len)
-{
-	return show_pages_or_max(buf, len, READ_ONCE(o->memcg->swap.max));
-}
-
-static int swap_high_write(struct memcg_open *o, char *buf, bool nonblock)
-{
-	unsigned long v;
-	int err = parse_limit(buf, &v);
-
-	(void)nonblock;
-	if (!err)
-		page_counter_set_high(&o->memcg->swap, v);
-	return err;
-}
-
-static int swap_max_write(struct memcg_open *o, char *buf, bool nonblock)
-{
-	unsigned long v;
-	int err = parse_limit(buf, &v);
-
-	(void)nonblock;
-	if (!err)
-		page_counter_set_max(&o->memcg->swap, v);
-	return err;
 }
 
 static int swap_peak_show(struct memcg_open *o, char *buf, size_t len)
@@ -550,22 +487,6 @@ static int zswap_current_show(struct memcg_open *o, char *buf, size_t len)
 			memcg_state_all_nodes(o->memcg, MI_ZSWAP_B) : 0));
 }
 
-static int zswap_max_show(struct memcg_open *o, char *buf, size_t len)
-{
-	return show_pages_or_max(buf, len, READ_ONCE(o->memcg->zswap_max));
-}
-
-static int zswap_max_write(struct memcg_open *o, char *buf, bool nonblock)
-{
-	unsigned long v;
-	int err = parse_limit(buf, &v);
-
-	(void)nonblock;
-	if (!err)
-		WRITE_ONCE(o->memcg->zswap_max, v);
-	return err;
-}
-
 static int zswap_writeback_show(struct memcg_open *o, char *buf, size_t len)
 {
 	return snprintf(buf, len, "%d\n", READ_ONCE(o->memcg->zswap_writeback));
@@ -584,13 +505,15 @@ static int zswap_writeback_write(struct memcg_open *o, char *buf, bool nonblock)
 	return 0;
 }
 
+#define MC_OFF(field)	__builtin_offsetof(struct mem_cgroup, field)
+
 /* mm/memcontrol.c memory_files[] order */
 static const struct memcg_file memory_files[] = {
 	{ "memory.current", F_CHILD, current_show, NULL },
-	{ "memory.min", F_CHILD, min_show, min_write },
-	{ "memory.low", F_CHILD, low_show, low_write },
-	{ "memory.high", F_CHILD, high_show, high_write },
-	{ "memory.max", F_CHILD, max_show, max_write },
+	{ "memory.min", F_CHILD, limit_show, limit_write, MC_OFF(memory.min), set_min },
+	{ "memory.low", F_CHILD, limit_show, limit_write, MC_OFF(memory.low), set_low },
+	{ "memory.high", F_CHILD, limit_show, high_write, MC_OFF(memory.high), NULL },
+	{ "memory.max", F_CHILD, limit_show, max_write, MC_OFF(memory.max), NULL },
 	{ "memory.peak", F_CHILD, peak_show, peak_write },
 	{ "memory.events", F_CHILD | F_NOTIFY, events_show, NULL },
 	{ "memory.events.local", F_CHILD | F_NOTIFY, events_local_show, NULL },
@@ -598,12 +521,12 @@ static const struct memcg_file memory_files[] = {
 	{ "memory.numa_stat", F_ROOT | F_CHILD, numa_stat_show, NULL },
 	{ "memory.oom.group", F_CHILD, oom_group_show, oom_group_write },
 	{ "memory.swap.current", F_CHILD, swap_current_show, NULL },
-	{ "memory.swap.high", F_CHILD, swap_high_show, swap_high_write },
-	{ "memory.swap.max", F_CHILD, swap_max_show, swap_max_write },
+	{ "memory.swap.high", F_CHILD, limit_show, limit_write, MC_OFF(swap.high), set_swap_high },
+	{ "memory.swap.max", F_CHILD, limit_show, limit_write, MC_OFF(swap.max), set_swap_max },
 	{ "memory.swap.peak", F_CHILD, swap_peak_show, swap_peak_write },
 	{ "memory.swap.events", F_CHILD | F_NOTIFY, swap_events_show, NULL },
 	{ "memory.zswap.current", F_CHILD, zswap_current_show, NULL },
-	{ "memory.zswap.max", F_CHILD, zswap_max_show, zswap_max_write },
+	{ "memory.zswap.max", F_CHILD, limit_show, limit_write, MC_OFF(zswap_max), set_zswap_max },
 	{ "memory.zswap.writeback", F_ROOT | F_CHILD, zswap_writeback_show, zswap_writeback_write },
 	{ "memory.reclaim", F_ROOT | F_CHILD, NULL, reclaim_write },
 	{ "memory.pressure", F_ROOT | F_CHILD, pressure_show, pressure_write },

@@ -281,58 +281,39 @@ int memcg_stat_read(struct mem_cgroup *memcg, const char *key, unsigned long lon
 	return -ENOENT;
 }
 
-struct outbuf {
-	char *buf;
-	size_t len, pos;
-};
-
-static void __attribute__((format(printf, 2, 3))) out(struct outbuf *o, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(o->buf + (o->pos < o->len ? o->pos : o->len),
-		      o->pos < o->len ? o->len - o->pos : 0, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		o->pos += (size_t)n;
-}
 
 int memory_stat_format(struct mem_cgroup *memcg, char *buf, size_t len)
 {
-	struct outbuf o = { buf, len, 0 };
+	struct seq_buf o;
 
-	if (len)
-		buf[0] = '\0';
+	seq_buf_init(&o, buf, len);
 	memcg_stats_flush();
 	for (unsigned int i = 0; i < ARRAY_SIZE(memory_stats); i++)
-		out(&o, "%s %llu\n", memory_stats[i].name, stat_value(memcg, &memory_stats[i], -1));
+		seq_buf_printf(&o, "%s %llu\n", memory_stats[i].name, stat_value(memcg, &memory_stats[i], -1));
 	return (int)o.pos;
 }
 
 int memory_numa_stat_format(struct mem_cgroup *memcg, char *buf, size_t len)
 {
-	struct outbuf o = { buf, len, 0 };
+	struct seq_buf o;
 
-	if (len)
-		buf[0] = '\0';
+	seq_buf_init(&o, buf, len);
 	memcg_stats_flush();
 	for (unsigned int i = 0; i < ARRAY_SIZE(memory_stats); i++) {
 		const struct memory_stat *st = &memory_stats[i];
 
 		if (!st->numa)
 			continue;
-		out(&o, "%s", st->name);
+		seq_buf_printf(&o, "%s", st->name);
 		for (unsigned int nid = 0; nid < alloc_nr_nodes(); nid++)
-			out(&o, " N%u=%llu", nid, stat_value(memcg, st, (int)nid));
-		out(&o, "\n");
+			seq_buf_printf(&o, " N%u=%llu", nid, stat_value(memcg, st, (int)nid));
+		seq_buf_printf(&o, "\n");
 		/* hugetlb is listed here whenever the kernel has hugetlb pages */
 		if (st->item == MI_SLAB_UNRECLAIMABLE_B) {
-			out(&o, "hugetlb");
+			seq_buf_printf(&o, "hugetlb");
 			for (unsigned int nid = 0; nid < alloc_nr_nodes(); nid++)
-				out(&o, " N%u=0", nid);
-			out(&o, "\n");
+				seq_buf_printf(&o, " N%u=0", nid);
+			seq_buf_printf(&o, "\n");
 		}
 	}
 	return (int)o.pos;
