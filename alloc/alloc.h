@@ -188,6 +188,8 @@ struct page {
 		struct slab *slab;		/* PAGE_KIND_SLAB */
 	};
 	uint64_t private;
+	uint64_t id;			/* owner's allocation id */
+	void *task;			/* owner's task */
 };
 
 struct page *virt_to_page(const void *addr);	/* NULL outside the arena */

@@ -323,6 +323,8 @@ retry:
 	page->memcg_data = 0;
 	page->lru_next = page->lru_prev = NULL;
 	page->private = 0;
+	page->id = 0;
+	page->task = NULL;
 	mark_pages(page, order, PAGE_KIND_TAIL);
 	pthread_mutex_unlock(&z->lock);
 
@@ -352,6 +354,8 @@ void __free_pages_kind(struct page *page, unsigned int order)
 	mark_pages(page, order, PAGE_KIND_BUDDY_TAIL);
 	page->kind = PAGE_KIND_BUDDY_TAIL;	/* free_list_add() marks the final head */
 	page->memcg_data = 0;
+	page->id = 0;
+	page->task = NULL;
 	while (order < MAX_PAGE_ORDER) {
 		unsigned long buddy_pfn = pfn ^ (1ul << order);
 		struct page *buddy;

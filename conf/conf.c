@@ -52,6 +52,10 @@ enum conf_key {
 	CONF_SLAB_MIN_ORDER,
 	CONF_SLAB_MAX_ORDER,
 	CONF_SLAB_MIN_OBJECTS,
+	CONF_FS_THREADS,
+	CONF_FS_CTL_MODE,
+	CONF_FS_ROOT_SUBTREE_CONTROL,
+	CONF_FS_ALLOW_OTHER,
 	CONF_TRACE_BUFFER_EVENTS,
 	CONF_KEY_COUNT
 };
@@ -137,6 +141,16 @@ static const struct conf_desc conf_table[] = {
 	CONF_ROW(CONF_SLAB_MIN_OBJECTS, slab, min_objects, CONF_UINT, 0,
 		 0, 32767, 0,
 		 "slub_min_objects; 0 = 4 * (fls(nr_cpus) + 1)"),
+	CONF_ROW(CONF_FS_THREADS, fs, threads, CONF_UINT, 0,
+		 1, 1024, 10,
+		 "FUSE worker threads"),
+	CONF_ROW_STR(CONF_FS_CTL_MODE, fs, ctl_mode, "0666",
+		     "memcgfs.ctl's permission bits, octal"),
+	CONF_ROW_STR(CONF_FS_ROOT_SUBTREE_CONTROL, fs, root_subtree_control, "memory",
+		     "the root's cgroup.subtree_control at mount: memory or empty"),
+	CONF_ROW(CONF_FS_ALLOW_OTHER, fs, allow_other, CONF_BOOL, 0,
+		 0, 1, 1,
+		 "as root: allow_other and default_permissions"),
 	CONF_ROW(CONF_TRACE_BUFFER_EVENTS, trace, buffer_events, CONF_UINT, 0,
 		 16, 16777216, 65536,
 		 "trace buffer capacity in events"),
@@ -383,7 +397,9 @@ static int conf_set_desc(struct memcgfs_config *c, const struct conf_desc *d,
 				 d->section, d->name, d->size - 1);
 			return -ERANGE;
 		}
-		memcpy(conf_field(c, d), value, strlen(value) + 1);
+		/* the whole field, so that equal configurations compare equal */
+		memset(conf_field(c, d), 0, d->size);
+		memcpy(conf_field(c, d), value, strlen(value));
 		return 0;
 	case CONF_BOOL:
 		if (!len) {

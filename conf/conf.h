@@ -11,6 +11,7 @@
 #ifndef MEMCGFS_CONF_H
 #define MEMCGFS_CONF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,6 +28,12 @@
  * @slab.max_order:      slub_max_order
  * @slab.min_objects:    slub_min_objects; 0 means the kernel's automatic
  *                       rule, 4 * (fls(nr_cpus) + 1)
+ * @fs.threads:         FUSE worker threads (fuse_loop_cfg max_threads)
+ * @fs.ctl_mode:        memcgfs.ctl's permission bits, in octal ("0666")
+ * @fs.root_subtree_control: the root's cgroup.subtree_control at mount,
+ *                       "memory" (as a systemd host) or "" (a fresh mount)
+ * @fs.allow_other:     as root, mount with allow_other and
+ *                       default_permissions (every user, under the modes)
  * @trace.buffer_events: capacity of the trace buffer, in events
  */
 struct memcgfs_config {
@@ -43,6 +50,12 @@ struct memcgfs_config {
 		unsigned int min_objects;
 	} slab;
 	struct {
+		unsigned int threads;
+		char ctl_mode[12];
+		char root_subtree_control[15];
+		bool allow_other;
+	} fs;
+	struct {
 		uint32_t buffer_events;
 	} trace;
 };
@@ -53,7 +66,9 @@ struct memcgfs_config {
  *
  * The defaults are those documented in conf/memcgfs.ini: 1G of memory,
  * 4096-byte pages, cpus 0 (online CPUs), 1 node, 64-byte cache lines, slab
- * orders 0..3 with automatic min_objects, 65536 trace events.
+ * orders 0..3 with automatic min_objects, 10 FUSE threads, memcgfs.ctl
+ * 0666, "memory" in the root's subtree_control, allow_other, 65536 trace
+ * events.
  */
 void conf_defaults(struct memcgfs_config *c);
 

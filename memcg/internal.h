@@ -196,7 +196,7 @@ struct memcg_task {
 	struct mem_cgroup *memcg;		/* css ref held */
 	_Atomic uintptr_t objcg;		/* cached objcg | update flag; ref held */
 	pthread_mutex_t lock;
-	struct page **owned;			/* anon, kernel_stack, pagetables pages */
+	struct page **owned;			/* anon, kernel_stack, pagetables: owned_lock */
 	size_t nr_owned, owned_cap;
 	unsigned long owned_pages;
 	bool exited;
@@ -248,6 +248,7 @@ struct mem_cgroup *get_mem_cgroup_from_current(void);
 /* ---- charging ---- */
 int try_charge_memcg(struct mem_cgroup *memcg, gfp_t gfp, unsigned int nr_pages);
 void memcg_uncharge(struct mem_cgroup *memcg, unsigned int nr_pages);
+void memcg_uncharge_direct(struct mem_cgroup *memcg, unsigned int nr_pages);
 int obj_cgroup_charge_pages(struct obj_cgroup *objcg, gfp_t gfp, unsigned int nr_pages);
 void obj_cgroup_uncharge_pages(struct obj_cgroup *objcg, unsigned int nr_pages);
 int obj_cgroup_charge(struct obj_cgroup *objcg, gfp_t gfp, size_t size);
@@ -276,19 +277,21 @@ void memcg_notify(struct mem_cgroup *memcg, const char *file);
 /* ---- LRU ---- */
 void memcg_lru_add(struct mem_cgroup *memcg, struct page *page, enum lru_list lru);
 void memcg_lru_del(struct mem_cgroup *memcg, struct page *page);
+bool memcg_lru_del_unless_isolated(struct mem_cgroup *memcg, struct page *page);
 
 /* ---- limits ---- */
 #define MAX_RECLAIM_RETRIES	16
 #define SWAP_CLUSTER_MAX	32u
 #define PAGE_ALLOC_COSTLY_ORDER	3
 void memcg_free_page_reclaimed(struct page *page);
+size_t memcg_task_take_owned(struct memcg_task *t, struct page ***out);
+void memcg_free_taken(struct page **pages, size_t n);
 bool mem_cgroup_oom(struct mem_cgroup *memcg, gfp_t gfp, unsigned int order, uint64_t round);
 uint64_t memcg_oom_new_round(void);
 void memcg_charge_over_high(struct mem_cgroup *memcg, unsigned int batch, gfp_t gfp);
 unsigned long mem_cgroup_margin(struct mem_cgroup *memcg);
 void memcg_oom_kill_task(struct memcg_task *t);
 bool memcg_out_of_memory(struct mem_cgroup *memcg, uint64_t round);
-void memcg_task_free_owned(struct memcg_task *t, struct page *page);
 
 /* PSI */
 struct psi_group;
@@ -303,6 +306,31 @@ int psi_trigger_parse(struct mem_cgroup *memcg, const char *buf, bool privileged
 void psi_trigger_free(struct mem_cgroup *memcg, struct psi_trigger *t);
 bool psi_trigger_poll(struct psi_trigger *t);
 uint64_t memcg_now_ns(void);
+
+/*
+ * page->flags of memcg's pages: flags in the low bits, the LRU list above.
+ * A page is claimed (GONE) by whoever frees it: a client's free, its task's
+ * exit or OOM kill (under owned_lock), or reclaim (ISOLATED under the LRU
+ * lock); the others then leave it alone.
+ */
+#define PAGE_FLAG_CHARGED	0x01	/* memcg_data set by a charge */
+#define PAGE_FLAG_OWNED		0x02	/* on page->task's owned array */
+#define PAGE_FLAG_REFERENCED	0x04	/* a file page's first reclaim scan spares it */
+#define PAGE_FLAG_ISOLATED	0x08	/* taken off its LRU by reclaim */
+#define PAGE_FLAG_GONE		0x10	/* claimed for freeing */
+#define PAGE_LRU_SHIFT		5
+#define PAGE_LRU_NONE		7u
+
+static inline unsigned int page_lru(const struct page *page)
+{
+	return (unsigned int)page->flags >> PAGE_LRU_SHIFT;
+}
+
+static inline void set_page_lru(struct page *page, unsigned int lru)
+{
+	page->flags = (uint8_t)((page->flags & ((1u << PAGE_LRU_SHIFT) - 1)) |
+				(lru << PAGE_LRU_SHIFT));
+}
 
 /* page->memcg_data: an objcg or a memcg, told apart by the low bit */
 #define MEMCG_DATA_KMEM		1ul

@@ -114,7 +114,14 @@ int memcg_page_type_parse(const char *name, enum memcg_page_type *type);
  */
 struct page *memcg_alloc_pages(enum memcg_page_type type, gfp_t gfp,
 			       unsigned int order, int *err);
-void memcg_free_pages(struct page *page);
+/* The allocation's id: memcg_free_pages() frees that allocation only. */
+uint64_t memcg_page_id(const struct page *page);
+/*
+ * memcg_free_pages - free an allocation of memcg_alloc_pages() from any
+ * context.  Returns 0, or -ENOENT when memcgfs already took it (reclaim, its
+ * task's exit or OOM kill) or it is not allocation 'id' any more.
+ */
+int memcg_free_pages(struct page *page, uint64_t id);
 
 /*
  * memcg_set_free_notify - called with the address of memory memcg frees on

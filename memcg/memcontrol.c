@@ -632,8 +632,6 @@ struct mem_cgroup *get_mem_cgroup_from_current(void)
 	return memcg;
 }
 
-void memcg_set_referenced(struct page *page);
-
 /* ---- typed pages ---- */
 static const char *const page_type_names[NR_MEMCG_PAGE_TYPES] = {
 	"anon", "file", "shmem", "kernel_stack", "pagetables", "percpu", "sock", "vmalloc",
@@ -667,8 +665,9 @@ static bool page_type_task_owned(enum memcg_page_type type)
 	       type == MEMCG_PAGE_PAGETABLES;
 }
 
-#define PAGE_FLAG_CHARGED	0x1	/* page->flags: memcg_data set by a charge */
-#define PAGE_FLAG_OWNED		0x2
+/* Every task's owned array, and who claims a page first. */
+static pthread_mutex_t owned_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic uint64_t page_ids;
 
 static void page_stats(struct mem_cgroup *memcg, struct page *page,
 		       enum memcg_page_type type, long n)
@@ -707,6 +706,7 @@ static void page_stats(struct mem_cgroup *memcg, struct page *page,
 	}
 }
 
+/* owned_lock held */
 static int task_own_page(struct memcg_task *t, struct page *page)
 {
 	if (t->nr_owned == t->owned_cap) {
@@ -719,22 +719,31 @@ static int task_own_page(struct memcg_task *t, struct page *page)
 		t->owned_cap = cap;
 	}
 	page->private = t->nr_owned;
+	page->task = t;
 	t->owned[t->nr_owned++] = page;
 	t->owned_pages += 1ul << page->order;
 	page->flags |= PAGE_FLAG_OWNED;
 	return 0;
 }
 
-static void task_disown_page(struct memcg_task *t, struct page *page)
+/* owned_lock held */
+static void task_disown_page(struct page *page)
 {
+	struct memcg_task *t = page->task;
 	size_t i = (size_t)page->private;
 
-	if (i >= t->nr_owned || t->owned[i] != page)
+	if (!t || i >= t->nr_owned || t->owned[i] != page)
 		return;
 	t->owned[i] = t->owned[--t->nr_owned];
 	t->owned[i]->private = i;
 	t->owned_pages -= 1ul << page->order;
 	page->flags &= (uint8_t)~PAGE_FLAG_OWNED;
+	page->task = NULL;
+}
+
+uint64_t memcg_page_id(const struct page *page)
+{
+	return page->id;
 }
 
 struct page *memcg_alloc_pages(enum memcg_page_type type, gfp_t gfp,
@@ -756,6 +765,8 @@ struct page *memcg_alloc_pages(enum memcg_page_type type, gfp_t gfp,
 	}
 	page->type = (uint8_t)type;
 	page->owner = t ? (uint32_t)t->pid : 0;
+	page->id = atomic_fetch_add(&page_ids, 1) + 1;
+	set_page_lru(page, PAGE_LRU_NONE);
 	if (page_type_direct(type)) {
 		struct mem_cgroup *memcg = get_mem_cgroup_from_current();
 
@@ -769,12 +780,12 @@ struct page *memcg_alloc_pages(enum memcg_page_type type, gfp_t gfp,
 		page->memcg_data = (uintptr_t)memcg;
 		page->flags |= PAGE_FLAG_CHARGED;
 		page_stats(memcg, page, type, (long)n);
+		if (type == MEMCG_PAGE_FILE)
+			page->flags |= PAGE_FLAG_REFERENCED;
 		if (type == MEMCG_PAGE_ANON || type == MEMCG_PAGE_SHMEM)
 			memcg_lru_add(memcg, page, LRU_INACTIVE_ANON);
-		else if (type == MEMCG_PAGE_FILE) {
+		else if (type == MEMCG_PAGE_FILE)
 			memcg_lru_add(memcg, page, LRU_INACTIVE_FILE);
-			memcg_set_referenced(page);
-		}
 	} else {
 		struct obj_cgroup *objcg = current_obj_cgroup();
 
@@ -790,11 +801,12 @@ struct page *memcg_alloc_pages(enum memcg_page_type type, gfp_t gfp,
 		}
 	}
 	if (t && page_type_task_owned(type)) {
-		pthread_mutex_lock(&t->lock);
-		ret = task_own_page(t, page);
-		pthread_mutex_unlock(&t->lock);
+		pthread_mutex_lock(&owned_lock);
+		ret = t->exited ? -ESRCH : task_own_page(t, page);
+		pthread_mutex_unlock(&owned_lock);
 		if (ret) {
-			memcg_free_pages(page);
+			memcg_free_pages(page, page->id);
+			ret = -ENOMEM;
 			goto out;
 		}
 	}
@@ -807,13 +819,12 @@ out:
 	return NULL;
 }
 
-static void memcg_free_page(struct page *page, struct memcg_task *owner)
+/* Uncharge and free a page its claimer took (off every list already). */
+static void memcg_free_page(struct page *page)
 {
 	unsigned int n = 1u << page->order;
 	enum memcg_page_type type = (enum memcg_page_type)page->type;
 
-	if (owner && (page->flags & PAGE_FLAG_OWNED))
-		task_disown_page(owner, page);
 	if (page->flags & PAGE_FLAG_CHARGED) {
 		if (page->memcg_data & MEMCG_DATA_KMEM) {
 			struct obj_cgroup *objcg = (struct obj_cgroup *)(page->memcg_data & ~MEMCG_DATA_KMEM);
@@ -824,25 +835,50 @@ static void memcg_free_page(struct page *page, struct memcg_task *owner)
 		} else {
 			struct mem_cgroup *memcg = (struct mem_cgroup *)page->memcg_data;
 
-			if ((type == MEMCG_PAGE_ANON || type == MEMCG_PAGE_SHMEM ||
-			     type == MEMCG_PAGE_FILE) && (page->flags >> 4) < NR_LRU_LISTS)
-				memcg_lru_del(memcg, page);
 			page_stats(memcg, page, type, -(long)n);
-			memcg_uncharge(memcg, n);
+			/* a page goes straight back to the counter, as the kernel's uncharge_folio */
+			memcg_uncharge_direct(memcg, n);
 			css_put(memcg);
 		}
 	}
 	page->memcg_data = 0;
 	page->flags = 0;
+	page->id = 0;
 	__free_pages(page, page->order);
 }
 
-/* A page the task owned, freed by memcgfs itself (exit, OOM): handles go stale. */
-void memcg_task_free_owned(struct memcg_task *t, struct page *page)
+/*
+ * Claim a page for freeing: off its owner's array and its LRU.  False if
+ * someone else (reclaim, exit, OOM) has it or it is another allocation.
+ */
+static bool page_claim(struct page *page, uint64_t id)
 {
-	if (free_notify_fn)
-		free_notify_fn(page_address(page));
-	memcg_free_page(page, t);
+	bool ok;
+
+	pthread_mutex_lock(&owned_lock);
+	ok = page->kind == PAGE_KIND_PAGES && page->id == id && id &&
+	     !(page->flags & PAGE_FLAG_GONE);
+	if (ok && page_lru(page) != PAGE_LRU_NONE) {
+		struct mem_cgroup *memcg = (struct mem_cgroup *)page->memcg_data;
+
+		ok = memcg_lru_del_unless_isolated(memcg, page);
+	}
+	if (ok) {
+		if (page->flags & PAGE_FLAG_OWNED)
+			task_disown_page(page);
+		page->flags |= PAGE_FLAG_GONE;
+	}
+	pthread_mutex_unlock(&owned_lock);
+	return ok;
+}
+
+int memcg_free_pages(struct page *page, uint64_t id)
+{
+	if (!page_claim(page, id))
+		return -ENOENT;
+	memcg_free_page(page);
+	memcg_reap(false);
+	return 0;
 }
 
 /* A page reclaim took (file pages): its handle goes stale. */
@@ -850,42 +886,50 @@ void memcg_free_page_reclaimed(struct page *page)
 {
 	if (free_notify_fn)
 		free_notify_fn(page_address(page));
-	/* off the LRU already: memcg_free_page must not unlink it again */
-	page->flags = (uint8_t)((page->flags & 0x0f) | (NR_LRU_LISTS << 4));
-	memcg_free_page(page, NULL);
+	memcg_free_page(page);
 }
 
-/* Which task owns a page: the one whose array holds it. */
-static struct memcg_task *page_owner_task(struct page *page);
-static struct memcg_task *page_owner_task(struct page *page)
+/* Take every page a task owns (its exit, its OOM kill); owned_lock inside. */
+size_t memcg_task_take_owned(struct memcg_task *t, struct page ***out)
 {
-	struct memcg_task *t = current_task;
+	struct page **v;
+	size_t n;
 
-	/* fs/ frees through the owning task's context; else it is unowned */
-	if (t && (page->flags & PAGE_FLAG_OWNED) && page->private < t->nr_owned &&
-	    t->owned[page->private] == page)
-		return t;
-	return NULL;
-}
+	pthread_mutex_lock(&owned_lock);
+	n = t->nr_owned;
+	v = n ? malloc(n * sizeof(*v)) : NULL;
+	if (!v)
+		n = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct page *page = t->owned[t->nr_owned - 1];
 
-void memcg_free_pages(struct page *page)
-{
-	struct memcg_task *t = page_owner_task(page);
-
-	if (t) {
-		pthread_mutex_lock(&t->lock);
-		memcg_free_page(page, t);
-		pthread_mutex_unlock(&t->lock);
-	} else {
-		memcg_free_page(page, NULL);
+		if (page_lru(page) != PAGE_LRU_NONE)
+			memcg_lru_del((struct mem_cgroup *)page->memcg_data, page);
+		task_disown_page(page);
+		page->flags |= PAGE_FLAG_GONE;
+		v[i] = page;
 	}
-	memcg_reap(false);
+	pthread_mutex_unlock(&owned_lock);
+	*out = v;
+	return n;
+}
+
+/* Free what memcg_task_take_owned() took: the handles go stale first. */
+void memcg_free_taken(struct page **pages, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (free_notify_fn)
+			free_notify_fn(page_address(pages[i]));
+		memcg_free_page(pages[i]);
+	}
+	free(pages);
 }
 
 void memcg_task_exit(struct memcg_task *t)
 {
 	struct obj_cgroup *objcg;
-	struct memcg_task *saved = current_task;
+	struct page **pages;
+	size_t n;
 
 	pthread_mutex_lock(&tasks_lock);
 	if (t->tprev)
@@ -899,13 +943,11 @@ void memcg_task_exit(struct memcg_task *t)
 		memcg_task_stall_end(t);
 	if (t->active)
 		memcg_task_active(t, false);
-	current_task = t;
-	pthread_mutex_lock(&t->lock);
+	pthread_mutex_lock(&owned_lock);
 	t->exited = true;
-	while (t->nr_owned)
-		memcg_task_free_owned(t, t->owned[t->nr_owned - 1]);
-	pthread_mutex_unlock(&t->lock);
-	current_task = saved;
+	pthread_mutex_unlock(&owned_lock);
+	n = memcg_task_take_owned(t, &pages);
+	memcg_free_taken(pages, n);
 	objcg = (struct obj_cgroup *)(atomic_exchange(&t->objcg, 0) & ~CURRENT_OBJCG_UPDATE_FLAG);
 	if (objcg)
 		obj_cgroup_put(objcg);
@@ -917,15 +959,15 @@ void memcg_task_exit(struct memcg_task *t)
 }
 
 /* ---- LRU ---- */
+static const enum memcg_item lru_items[NR_LRU_LISTS] = {
+	MI_INACTIVE_ANON, MI_ACTIVE_ANON, MI_INACTIVE_FILE, MI_ACTIVE_FILE, MI_UNEVICTABLE,
+};
+
 void memcg_lru_add(struct mem_cgroup *memcg, struct page *page, enum lru_list lru)
 {
 	int nid = page_to_nid(page);
 	struct memcg_lru *l = &memcg->lru[nid];
 	long n = 1l << page->order;
-	static const enum memcg_item lru_item[NR_LRU_LISTS] = {
-		MI_INACTIVE_ANON, MI_ACTIVE_ANON, MI_INACTIVE_FILE, MI_ACTIVE_FILE, MI_UNEVICTABLE,
-	};
-
 	pthread_mutex_lock(&memcg->lru_lock);
 	page->lru_prev = NULL;
 	page->lru_next = l->head[lru];
@@ -933,22 +975,14 @@ void memcg_lru_add(struct mem_cgroup *memcg, struct page *page, enum lru_list lr
 		page->lru_next->lru_prev = page;
 	l->head[lru] = page;
 	l->nr[lru] += (unsigned long)n;
-	page->flags = (uint8_t)((page->flags & 0x0f) | (lru << 4));
+	set_page_lru(page, lru);
 	pthread_mutex_unlock(&memcg->lru_lock);
-	mod_memcg_state(memcg, nid, lru_item[lru], n);
+	mod_memcg_state(memcg, nid, lru_items[lru], n);
 }
 
-void memcg_lru_del(struct mem_cgroup *memcg, struct page *page)
+/* Unlink (lru_lock held); the caller accounts the statistic. */
+static void __lru_unlink(struct memcg_lru *l, struct page *page, unsigned int lru)
 {
-	int nid = page_to_nid(page);
-	struct memcg_lru *l = &memcg->lru[nid];
-	enum lru_list lru = (enum lru_list)(page->flags >> 4);
-	long n = 1l << page->order;
-	static const enum memcg_item lru_item[NR_LRU_LISTS] = {
-		MI_INACTIVE_ANON, MI_ACTIVE_ANON, MI_INACTIVE_FILE, MI_ACTIVE_FILE, MI_UNEVICTABLE,
-	};
-
-	pthread_mutex_lock(&memcg->lru_lock);
 	if (page->lru_prev)
 		page->lru_prev->lru_next = page->lru_next;
 	else
@@ -956,9 +990,31 @@ void memcg_lru_del(struct mem_cgroup *memcg, struct page *page)
 	if (page->lru_next)
 		page->lru_next->lru_prev = page->lru_prev;
 	page->lru_next = page->lru_prev = NULL;
-	l->nr[lru] -= (unsigned long)n;
+	l->nr[lru] -= 1ul << page->order;
+	set_page_lru(page, PAGE_LRU_NONE);
+}
+
+/* Off the LRU, unless reclaim took it first (then false). */
+bool memcg_lru_del_unless_isolated(struct mem_cgroup *memcg, struct page *page)
+{
+	int nid = page_to_nid(page);
+	unsigned int lru;
+
+	pthread_mutex_lock(&memcg->lru_lock);
+	lru = page_lru(page);
+	if ((page->flags & PAGE_FLAG_ISOLATED) || lru >= NR_LRU_LISTS) {
+		pthread_mutex_unlock(&memcg->lru_lock);
+		return false;
+	}
+	__lru_unlink(&memcg->lru[nid], page, lru);
 	pthread_mutex_unlock(&memcg->lru_lock);
-	mod_memcg_state(memcg, nid, lru_item[lru], -n);
+	mod_memcg_state(memcg, nid, lru_items[lru], -(1l << page->order));
+	return true;
+}
+
+void memcg_lru_del(struct mem_cgroup *memcg, struct page *page)
+{
+	(void)memcg_lru_del_unless_isolated(memcg, page);
 }
 
 /* ---- init ---- */

@@ -88,19 +88,13 @@ static int task_adj(struct memcg_task *t)
 void memcg_oom_kill_task(struct memcg_task *t)
 {
 	struct mem_cgroup *memcg = t->memcg;
-	struct memcg_task *saved = current_task;
+	struct page **pages;
+	size_t n;
 
 	css_get(memcg);
-	current_task = t;
-	pthread_mutex_lock(&t->lock);
-	while (t->nr_owned) {
-		struct page *page = t->owned[t->nr_owned - 1];
-
-		memcg_task_free_owned(t, page);
-	}
 	WRITE_ONCE(t->oom_killed, true);
-	pthread_mutex_unlock(&t->lock);
-	current_task = saved;
+	n = memcg_task_take_owned(t, &pages);
+	memcg_free_taken(pages, n);
 	memcg_memory_event(memcg, MEMCG_OOM_KILL);
 	if (memcg_cfg.oom_kill_signal > 0 && t->pid > 0)
 		kill(t->pid, memcg_cfg.oom_kill_signal);

@@ -18,7 +18,6 @@
 #include <stdlib.h>
 
 #define DEF_PRIORITY		12
-#define PAGE_FLAG_REFERENCED	0x4
 
 static pthread_mutex_t shrinker_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct shrinker *shrinkers;
@@ -121,7 +120,7 @@ static void shrink_active_list(struct mem_cgroup *memcg, int nid, unsigned long 
 			page->lru_next->lru_prev = page;
 		l->head[LRU_INACTIVE_FILE] = page;
 		l->nr[LRU_INACTIVE_FILE] += n;
-		page->flags = (uint8_t)((page->flags & 0x0f) | (LRU_INACTIVE_FILE << 4));
+		set_page_lru(page, LRU_INACTIVE_FILE);
 		moved += n;
 	}
 	pthread_mutex_unlock(&memcg->lru_lock);
@@ -134,30 +133,35 @@ static void shrink_active_list(struct mem_cgroup *memcg, int nid, unsigned long 
 }
 
 /*
- * Scan up to nr pages of the inactive file list: a referenced page loses
- * its bit and goes back to the head; the others are reclaimed.
+ * Scan up to nr pages of the inactive file list from its tail (the oldest):
+ * a referenced page loses its bit and goes back to the head; the others are
+ * isolated (reclaim claims them under the LRU lock) and freed, until
+ * 'want' pages were reclaimed.
  */
 static unsigned long shrink_inactive_list(struct mem_cgroup *memcg, int nid, unsigned long nr,
-					  bool proactive)
+					  unsigned long want, bool proactive)
 {
 	struct memcg_lru *l = &memcg->lru[nid];
-	struct page *victims = NULL;
+	struct page *victims = NULL, *tail;
 	unsigned long scanned = 0, reclaimed = 0;
 
 	pthread_mutex_lock(&memcg->lru_lock);
-	while (scanned < nr && l->head[LRU_INACTIVE_FILE]) {
-		/* the tail is the oldest: walk to it */
-		struct page *page = l->head[LRU_INACTIVE_FILE];
-		unsigned long n;
+	tail = l->head[LRU_INACTIVE_FILE];
+	while (tail && tail->lru_next)
+		tail = tail->lru_next;
+	while (scanned < nr && reclaimed < want && tail) {
+		struct page *page = tail;
+		unsigned long n = 1ul << page->order;
 
-		while (page->lru_next)
-			page = page->lru_next;
-		n = 1ul << page->order;
+		tail = page->lru_prev;
 		scanned += n;
 		if (page->flags & PAGE_FLAG_REFERENCED) {
 			page->flags &= (uint8_t)~PAGE_FLAG_REFERENCED;
 			if (page != l->head[LRU_INACTIVE_FILE]) {
-				page->lru_prev->lru_next = NULL;
+				/* rotate to the head */
+				page->lru_prev->lru_next = page->lru_next;
+				if (page->lru_next)
+					page->lru_next->lru_prev = page->lru_prev;
 				page->lru_prev = NULL;
 				page->lru_next = l->head[LRU_INACTIVE_FILE];
 				page->lru_next->lru_prev = page;
@@ -166,11 +170,15 @@ static unsigned long shrink_inactive_list(struct mem_cgroup *memcg, int nid, uns
 			continue;
 		}
 		if (page->lru_prev)
-			page->lru_prev->lru_next = NULL;
+			page->lru_prev->lru_next = page->lru_next;
 		else
-			l->head[LRU_INACTIVE_FILE] = NULL;
+			l->head[LRU_INACTIVE_FILE] = page->lru_next;
+		if (page->lru_next)
+			page->lru_next->lru_prev = page->lru_prev;
 		page->lru_prev = NULL;
 		l->nr[LRU_INACTIVE_FILE] -= n;
+		set_page_lru(page, PAGE_LRU_NONE);
+		page->flags |= PAGE_FLAG_ISOLATED | PAGE_FLAG_GONE;
 		page->lru_next = victims;
 		victims = page;
 		reclaimed += n;
@@ -192,31 +200,46 @@ static unsigned long shrink_inactive_list(struct mem_cgroup *memcg, int nid, uns
 	return reclaimed;
 }
 
+#define SHRINK_BATCH	128ul
+#define DEFAULT_SEEKS	2ul
+
+/*
+ * do_shrink_slab(): a shrinker scans freeable * 4 / seeks >> priority
+ * objects, in batches, only once that reaches a batch or everything: small
+ * caches are left alone until reclaim gets desperate.
+ */
 static unsigned long shrink_slab(struct mem_cgroup *memcg, int priority)
 {
-	unsigned long freed_bytes_before, freed = 0;
+	unsigned long freed = 0;
 	unsigned long long before = 0, after = 0;
 
 	memcg_stat_read(memcg, "slab_reclaimable", &before);
-	freed_bytes_before = (unsigned long)before;
 	pthread_mutex_lock(&shrinker_lock);
 	for (struct shrinker *s = shrinkers; s; s = s->next) {
-		unsigned long count = s->count_objects(s, memcg);
-		unsigned long nr = count >> priority;
+		unsigned long freeable = s->count_objects(s, memcg);
+		unsigned long total_scan = (freeable * 4 / DEFAULT_SEEKS) >> priority;
 
-		if (!count)
+		if (!freeable)
 			continue;
-		if (!nr)
-			nr = count < SWAP_CLUSTER_MAX ? count : SWAP_CLUSTER_MAX;
-		freed += s->scan_objects(s, memcg, nr);
+		if (total_scan > 2 * freeable)
+			total_scan = 2 * freeable;
+		while (total_scan >= SHRINK_BATCH || total_scan >= freeable) {
+			unsigned long nr = total_scan < SHRINK_BATCH ? total_scan : SHRINK_BATCH;
+			unsigned long got = s->scan_objects(s, memcg, nr);
+
+			freed += got;
+			if (!got || total_scan <= nr)
+				break;
+			total_scan -= nr;
+		}
 	}
 	pthread_mutex_unlock(&shrinker_lock);
 	if (!freed)
 		return 0;
 	memcg_stat_read(memcg, "slab_reclaimable", &after);
 	/* reclaim_state->reclaimed: pages' worth of what the objects gave back */
-	return freed_bytes_before > after ?
-		(freed_bytes_before - (unsigned long)after + alloc_page_size() - 1) / alloc_page_size() : 0;
+	return before > after ?
+		(unsigned long)((before - after + alloc_page_size() - 1) / alloc_page_size()) : 0;
 }
 
 /* The kernel's apply_proportional_protection(). */
@@ -248,13 +271,17 @@ static bool below_low(struct mem_cgroup *root, struct mem_cgroup *m)
 	       page_counter_read(&m->memory);
 }
 
+/*
+ * One priority over the subtree: each memcg's file LRU (less what its
+ * protection covers), then its reclaimable slab, stopping at the target.
+ */
 static unsigned long shrink_memcgs(struct mem_cgroup *root, struct mem_cgroup **v, size_t n,
-				   int priority, bool low_reclaim, bool proactive,
-				   bool *low_skipped)
+				   int priority, unsigned long want, bool low_reclaim,
+				   bool proactive, bool *low_skipped)
 {
 	unsigned long reclaimed = 0;
 
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && reclaimed < want; i++) {
 		struct mem_cgroup *m = v[i];
 
 		page_counter_calculate_protection(&root->memory, &m->memory);
@@ -267,33 +294,38 @@ static unsigned long shrink_memcgs(struct mem_cgroup *root, struct mem_cgroup **
 			}
 			memcg_memory_event(m, MEMCG_LOW);
 		}
-		for (unsigned int nid = 0; nid < alloc_nr_nodes(); nid++) {
+		for (unsigned int nid = 0; nid < alloc_nr_nodes() && reclaimed < want; nid++) {
 			unsigned long inactive = READ_ONCE(m->lru[nid].nr[LRU_INACTIVE_FILE]);
 			unsigned long active = READ_ONCE(m->lru[nid].nr[LRU_ACTIVE_FILE]);
 			unsigned long scan = proportional_scan(m, inactive + active, low_reclaim) >> priority;
 
-			if (!scan && priority == 0)
-				scan = inactive + active;
-			if (!scan && inactive + active)
-				scan = 1;
+			if (!scan && inactive + active && priority < DEF_PRIORITY)
+				scan = inactive + active < SWAP_CLUSTER_MAX ? inactive + active : SWAP_CLUSTER_MAX;
 			if (!scan)
 				continue;
 			/* keep the inactive list no smaller than the active one */
 			if (active > inactive)
 				shrink_active_list(m, (int)nid, (active - inactive + 1) / 2,
 						   proactive ? MI_PGSCAN_PROACTIVE : MI_PGSCAN_DIRECT);
-			reclaimed += shrink_inactive_list(m, (int)nid, scan, proactive);
+			reclaimed += shrink_inactive_list(m, (int)nid, scan, want - reclaimed, proactive);
 		}
-		reclaimed += shrink_slab(m, priority);
+		if (reclaimed < want)
+			reclaimed += shrink_slab(m, priority);
 	}
 	return reclaimed;
 }
 
+/*
+ * do_try_to_free_pages() for a memcg: priorities DEF_PRIORITY..0 until the
+ * target; if protected memcgs were skipped and that was not enough, once
+ * more breaking memory.low (the kernel's memcg_low_reclaim retry).
+ */
 unsigned long try_to_free_mem_cgroup_pages(struct mem_cgroup *root, unsigned long nr_pages,
 					   gfp_t gfp, bool proactive)
 {
 	struct mem_cgroup **v;
 	unsigned long reclaimed = 0;
+	bool low_reclaim = false, low_skipped;
 	size_t n;
 
 	(void)gfp;
@@ -303,21 +335,15 @@ unsigned long try_to_free_mem_cgroup_pages(struct mem_cgroup *root, unsigned lon
 	n = collect_subtree(root, &v);
 	if (!n)
 		return 0;
-	for (int priority = DEF_PRIORITY; priority >= 0 && reclaimed < nr_pages; priority--) {
-		bool low_skipped = false;
-		unsigned long got = shrink_memcgs(root, v, n, priority, false, proactive, &low_skipped);
-
-		/* memcg_low_reclaim: unprotected memory gave nothing, break low */
-		if (!got && low_skipped)
-			got = shrink_memcgs(root, v, n, priority, true, proactive, &low_skipped);
-		reclaimed += got;
+retry:
+	low_skipped = false;
+	for (int priority = DEF_PRIORITY; priority >= 0 && reclaimed < nr_pages; priority--)
+		reclaimed += shrink_memcgs(root, v, n, priority, nr_pages - reclaimed, low_reclaim,
+					   proactive, &low_skipped);
+	if (reclaimed < nr_pages && low_skipped && !low_reclaim) {
+		low_reclaim = true;
+		goto retry;
 	}
 	put_subtree(v, n);
 	return reclaimed;
-}
-
-void memcg_set_referenced(struct page *page);
-void memcg_set_referenced(struct page *page)
-{
-	page->flags |= PAGE_FLAG_REFERENCED;
 }

@@ -215,9 +215,9 @@ int try_charge_memcg(struct mem_cgroup *memcg, gfp_t gfp, unsigned int nr_pages)
 		return 0;
 	if (t)
 		t->charge_seq = memcg_now_ns();
+retry:
 	if (consume_stock(memcg, nr_pages))
 		return 0;
-retry:
 	if (page_counter_try_charge(&memcg->memory, batch, &fail))
 		goto done;
 	if (batch > nr_pages) {
@@ -261,6 +261,12 @@ retry:
 	if (mem_cgroup_oom(over, gfp, get_order_pages(nr_pages), round)) {
 		passed_oom = true;
 		nr_retries = MAX_RECLAIM_RETRIES;
+		/*
+		 * The victim's kernel pages went back through the per-CPU
+		 * stocks: return them, as the kernel's OOM reaper returns a
+		 * victim's memory, so that the retry sees the room.
+		 */
+		drain_all_stock(over);
 		goto retry;
 	}
 nomem:
@@ -277,6 +283,13 @@ done:
 		refill_stock(memcg, batch - nr_pages);
 	memcg_charge_over_high(memcg, batch, gfp);
 	return 0;
+}
+
+/* uncharge_folio(): a freed page goes straight to the page counter. */
+void memcg_uncharge_direct(struct mem_cgroup *memcg, unsigned int nr_pages)
+{
+	if (!mem_cgroup_is_root_fast(memcg))
+		memcg_counter_uncharge(memcg, nr_pages);
 }
 
 void memcg_uncharge(struct mem_cgroup *memcg, unsigned int nr_pages)

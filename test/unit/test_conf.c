@@ -116,6 +116,7 @@ static const struct key keys[] = {
 	{ KEY(slab, min_order), 0, "1", 1, "0", "3", NULL, "4" },
 	{ KEY(slab, max_order), 3, "5", 5, "0", "10", NULL, "11" },
 	{ KEY(slab, min_objects), 0, "30", 30, "0", "32767", NULL, "32768" },
+	{ KEY(fs, threads), 10, "4", 4, "1", "1024", "0", "1025" },
 	{ KEY(trace, buffer_events), 65536, "1024", 1024,
 	  "16", "16777216", "15", "16777217" },
 };
@@ -149,6 +150,11 @@ static void other_config(struct memcgfs_config *c)
 	c->slab.min_order = 2;
 	c->slab.max_order = 9;
 	c->slab.min_objects = 100;
+	c->fs.threads = 3;
+	/* strings through conf_set(): the whole field, as a load leaves it */
+	assert_int_equal(conf_set(c, "ctl_mode", "0600", NULL, 0), 0);
+	assert_int_equal(conf_set(c, "root_subtree_control", "", NULL, 0), 0);
+	c->fs.allow_other = false;
 	c->trace.buffer_events = 4096;
 	assert_int_equal(conf_validate(c, NULL, 0), 0);
 }
@@ -171,6 +177,10 @@ static void test_defaults(void **state)
 	assert_int_equal(c.slab.min_order, 0);
 	assert_int_equal(c.slab.max_order, 3);
 	assert_int_equal(c.slab.min_objects, 0);
+	assert_int_equal(c.fs.threads, 10);
+	assert_string_equal(c.fs.ctl_mode, "0666");
+	assert_string_equal(c.fs.root_subtree_control, "memory");
+	assert_true(c.fs.allow_other);
 	assert_int_equal(c.trace.buffer_events, 65536);
 	for (size_t i = 0; i < NKEYS; i++)
 		assert_int_equal(key_get(&c, &keys[i]), keys[i].def);
@@ -747,6 +757,57 @@ static void test_file_syntax(void **state)
 	assert_int_equal(conf_load(&c, path, err, sizeof(err)), -EINVAL);
 }
 
+/* --- [fs]: strings and booleans ------------------------------------------ */
+
+static void test_fs_keys(void **state)
+{
+	struct tmp *t = *state;
+	struct memcgfs_config c, want;
+	char err[256], big[64];
+
+	/* -o root_subtree_control= : an empty string is a value */
+	conf_defaults(&c);
+	assert_int_equal(conf_set(&c, "root_subtree_control", "", err, sizeof(err)), 0);
+	assert_string_equal(c.fs.root_subtree_control, "");
+	assert_int_equal(conf_set(&c, "fs.root_subtree_control", "memory", err, sizeof(err)), 0);
+	assert_string_equal(c.fs.root_subtree_control, "memory");
+	/* too long for the field: refused, nothing changes */
+	want = c;
+	memset(big, 'm', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	assert_int_equal(conf_set(&c, "root_subtree_control", big, err, sizeof(err)), -ERANGE);
+	assert_string_equal(err, "fs.root_subtree_control: value is too long (at most 14 characters)");
+	assert_memory_equal(&c, &want, sizeof(c));
+
+	assert_int_equal(conf_set(&c, "ctl_mode", "0600", err, sizeof(err)), 0);
+	assert_string_equal(c.fs.ctl_mode, "0600");
+
+	/* booleans: every spelling, and garbage */
+	assert_int_equal(conf_set(&c, "allow_other", "no", err, sizeof(err)), 0);
+	assert_false(c.fs.allow_other);
+	assert_int_equal(conf_set(&c, "fs.allow_other", "On", err, sizeof(err)), 0);
+	assert_true(c.fs.allow_other);
+	assert_int_equal(conf_set(&c, "allow_other", "0", err, sizeof(err)), 0);
+	assert_false(c.fs.allow_other);
+	assert_int_equal(conf_set(&c, "allow_other", "maybe", err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "fs.allow_other: invalid boolean 'maybe' (expected true, false, yes, no, on, off, 1 or 0)");
+	assert_int_equal(conf_set(&c, "allow_other", "", err, sizeof(err)), -EINVAL);
+
+	/* a file: "root_subtree_control =" with nothing after it */
+	conf_defaults(&c);
+	assert_int_equal(conf_load(&c, tmp_file(t, "fs.ini",
+				   "[fs]\nroot_subtree_control =\nallow_other = false\nthreads = 2\n"),
+				   err, sizeof(err)), 0);
+	assert_string_equal(c.fs.root_subtree_control, "");
+	assert_false(c.fs.allow_other);
+	assert_int_equal(c.fs.threads, 2);
+	/* a key of [fs] in another section says where it belongs */
+	conf_defaults(&c);
+	assert_int_equal(conf_load(&c, tmp_file(t, "fs.ini", "[machine]\nthreads = 2\n"),
+				   err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, ":2: key 'threads' belongs in section [fs], not [machine]"));
+}
+
 /* --- conf_format --------------------------------------------------------- */
 
 static void test_format(void **state)
@@ -763,6 +824,12 @@ static void test_format(void **state)
 		"min_order = 0\n"
 		"max_order = 3\n"
 		"min_objects = 0\n"
+		"\n"
+		"[fs]\n"
+		"threads = 10\n"
+		"ctl_mode = 0666\n"
+		"root_subtree_control = memory\n"
+		"allow_other = true\n"
 		"\n"
 		"[trace]\n"
 		"buffer_events = 65536\n";
@@ -859,6 +926,7 @@ int main(void)
 						tmp_teardown),
 		cmocka_unit_test_setup_teardown(test_file_syntax, tmp_setup,
 						tmp_teardown),
+		cmocka_unit_test_setup_teardown(test_fs_keys, tmp_setup, tmp_teardown),
 		cmocka_unit_test(test_format),
 		cmocka_unit_test_setup_teardown(test_format_round_trip,
 						tmp_setup, tmp_teardown),

@@ -1,0 +1,910 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fs/ctl_handles.c - memcgfs.ctl's handles and cache registry.
+ *
+ * Handles: a table of entries in chunks that never move (so a claim may keep
+ * a pointer to its entry's 'forgotten' flag), a LIFO free list, an address
+ * index (chained hash over the entries), all under one mutex held only for
+ * table work, never across alloc/ or memcg/ calls: those may call
+ * ctl_forget() or the shrinker from inside an allocation (an OOM kill frees
+ * the victim's pages, reclaim takes file pages and reclaimable objects).
+ *
+ * The shrinker's list holds the reclaimable objects of committed requests,
+ * oldest first (a request's own allocations join it only when the request
+ * succeeds, so reclaim never eats a request's first objects to make room for
+ * its later ones).  Counting and scanning walk it whole, filtering by the
+ * memcg each object is charged to now (objcgs get reparented): simple, and
+ * O(reclaimable objects) per call.
+ *
+ * A token is (generation << 32 | index) through a 4-round Feistel
+ * permutation keyed at start-up: bijective, so decoding is exact; opaque
+ * and not guessable in practice.  Freeing bumps the entry's generation.
+ *
+ * ctl_forget() of an address that is not (yet) in the index is recorded in
+ * a small ring of "orphans" with a sequence number: an allocation that memcg
+ * freed between its return and its publication (another client's charge
+ * OOM-killed the allocating task in that window) is then recognised at
+ * publication and not freed a second time.
+ */
+#include "ctl.h"
+#include "ctl_handles.h"
+#include "memcg.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { ST_FREE = 0, ST_LIVE, ST_BUSY };
+
+struct handle {
+	void *addr;
+	union {
+		struct kmem_cache *cache;	/* objects: their slab cache */
+		uint64_t page_id;		/* pages: memcg's allocation id */
+	};
+	struct ctl_cache *cc;
+	uint32_t gen;
+	uint32_t uid;
+	uint32_t next;			/* hash chain or free list: index + 1, 0 = end */
+	uint32_t lru_prev, lru_next;	/* the shrinker's list, index + 1 */
+	uint8_t kind;
+	uint8_t state;
+	uint8_t reclaimable;		/* a reclaimable slab object */
+	uint8_t on_lru;
+	_Atomic uint8_t forgotten;
+};
+
+#define CHUNK_SHIFT	12
+#define CHUNK_SIZE	(1u << CHUNK_SHIFT)
+#define NR_CHUNKS	(CTL_MAX_HANDLES / CHUNK_SIZE)
+#define ORPHAN_RING	1024u
+#define MIN_BUCKETS	1024u
+
+/*
+ * A cache created through the control file.  refs counts live handles of
+ * its objects and requests allocating from it: destroy is EBUSY while
+ * any remain.
+ */
+struct ctl_cache {
+	_Atomic long refs;
+	struct ctl_cache *next;
+	struct kmem_cache *s;
+	uid_t uid;
+	char name[64];
+};
+
+static pthread_mutex_t tab_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct handle *chunks[NR_CHUNKS];
+static uint32_t nr_entries;		/* entries ever created (chunks * CHUNK_SIZE) */
+static uint32_t free_head;		/* index + 1 */
+static uint32_t nr_free;
+static uint32_t nr_reserved;
+static uint32_t nr_live;
+static uint32_t *buckets;		/* index + 1 */
+static uint32_t nr_buckets;		/* power of two */
+static uint32_t nr_indexed;
+static uint32_t lru_head, lru_tail;	/* oldest, newest: index + 1 */
+static uint32_t nr_lru;
+static uint32_t key[4];
+static struct {
+	uintptr_t addr;
+	uint64_t seq;			/* forget_seq when it was recorded */
+} orphans[ORPHAN_RING];
+static uint64_t nr_orphans;		/* recorded so far (the ring's head) */
+static _Atomic uint64_t forget_seq;	/* ctl_forget() calls so far */
+
+static struct shrinker ctl_shrinker;
+
+static inline struct handle *H(uint32_t idx)
+{
+	return &chunks[idx >> CHUNK_SHIFT][idx & (CHUNK_SIZE - 1)];
+}
+
+/* ---- tokens ---- */
+static inline uint32_t round_fn(uint32_t x, uint32_t k)
+{
+	x ^= k;
+	x ^= x >> 16;
+	x *= 0x85ebca6bu;
+	x ^= x >> 13;
+	x *= 0xc2b2ae35u;
+	x ^= x >> 16;
+	return x;
+}
+
+static uint64_t encode(uint32_t idx, uint32_t gen)
+{
+	uint32_t l = gen, r = idx;
+
+	for (int i = 0; i < 4; i++) {
+		uint32_t t = l ^ round_fn(r, key[i]);
+
+		l = r;
+		r = t;
+	}
+	return (uint64_t)l << 32 | r;
+}
+
+static void decode(uint64_t token, uint32_t *idx, uint32_t *gen)
+{
+	uint32_t l = (uint32_t)(token >> 32), r = (uint32_t)token;
+
+	for (int i = 3; i >= 0; i--) {
+		uint32_t t = r ^ round_fn(l, key[i]);
+
+		r = l;
+		l = t;
+	}
+	*gen = l;
+	*idx = r;
+}
+
+/* ---- the address index ---- */
+static inline uint32_t addr_hash(const void *addr, uint32_t nb)
+{
+	uint64_t h = ((uintptr_t)addr >> 3) * 0x9e3779b97f4a7c15ull;
+
+	return (uint32_t)(h >> 32) & (nb - 1);
+}
+
+static void index_grow(void)
+{
+	uint32_t nb = nr_buckets * 2;
+	uint32_t *nbk = calloc(nb, sizeof(*nbk));
+
+	if (!nbk)
+		return;		/* longer chains; still correct */
+	for (uint32_t b = 0; b < nr_buckets; b++) {
+		uint32_t i = buckets[b];
+
+		while (i) {
+			struct handle *h = H(i - 1);
+			uint32_t next = h->next, nbkt = addr_hash(h->addr, nb);
+
+			h->next = nbk[nbkt];
+			nbk[nbkt] = i;
+			i = next;
+		}
+	}
+	free(buckets);
+	buckets = nbk;
+	nr_buckets = nb;
+}
+
+static void index_add(uint32_t idx)
+{
+	struct handle *h = H(idx);
+	uint32_t b;
+
+	if (nr_indexed >= 2 * nr_buckets)
+		index_grow();
+	b = addr_hash(h->addr, nr_buckets);
+	h->next = buckets[b];
+	buckets[b] = idx + 1;
+	nr_indexed++;
+}
+
+static void index_del(uint32_t idx)
+{
+	struct handle *h = H(idx);
+	uint32_t *pp = &buckets[addr_hash(h->addr, nr_buckets)];
+
+	while (*pp) {
+		if (*pp == idx + 1) {
+			*pp = h->next;
+			h->next = 0;
+			nr_indexed--;
+			return;
+		}
+		pp = &H(*pp - 1)->next;
+	}
+}
+
+/* ---- entries ---- */
+static int grow_chunk(void)
+{
+	uint32_t c = nr_entries >> CHUNK_SHIFT;
+	struct handle *ch;
+
+	if (c >= NR_CHUNKS)
+		return -ENOMEM;
+	ch = calloc(CHUNK_SIZE, sizeof(*ch));
+	if (!ch)
+		return -ENOMEM;
+	chunks[c] = ch;
+	/* push in reverse so that low indices are used first */
+	for (uint32_t i = CHUNK_SIZE; i-- > 0;) {
+		ch[i].gen = 1;
+		ch[i].next = free_head;
+		free_head = nr_entries + i + 1;
+	}
+	nr_entries += CHUNK_SIZE;
+	nr_free += CHUNK_SIZE;
+	return 0;
+}
+
+/* ---- the shrinker's list: reclaimable objects, oldest first ---- */
+static void lru_add_tail(uint32_t idx)
+{
+	struct handle *h = H(idx);
+
+	h->lru_next = 0;
+	h->lru_prev = lru_tail;
+	if (lru_tail)
+		H(lru_tail - 1)->lru_next = idx + 1;
+	else
+		lru_head = idx + 1;
+	lru_tail = idx + 1;
+	h->on_lru = 1;
+	nr_lru++;
+}
+
+static void lru_del(uint32_t idx)
+{
+	struct handle *h = H(idx);
+
+	if (h->lru_prev)
+		H(h->lru_prev - 1)->lru_next = h->lru_next;
+	else
+		lru_head = h->lru_next;
+	if (h->lru_next)
+		H(h->lru_next - 1)->lru_prev = h->lru_prev;
+	else
+		lru_tail = h->lru_prev;
+	h->lru_prev = h->lru_next = 0;
+	h->on_lru = 0;
+	nr_lru--;
+}
+
+/* The entry's memory is gone: unindex, bump the generation, free it. */
+static void entry_free(uint32_t idx)
+{
+	struct handle *h = H(idx);
+
+	index_del(idx);
+	if (h->on_lru)
+		lru_del(idx);
+	if (h->cc)
+		ctl_cache_put(h->cc);
+	h->addr = NULL;
+	h->cache = NULL;
+	h->cc = NULL;
+	h->kind = CTL_KIND_NONE;
+	h->reclaimable = 0;
+	h->state = ST_FREE;
+	atomic_store_explicit(&h->forgotten, 0, memory_order_relaxed);
+	if (++h->gen == 0)
+		h->gen = 1;
+	h->next = free_head;
+	free_head = idx + 1;
+	nr_free++;
+	nr_live--;
+}
+
+int ctl_handles_init(void)
+{
+	pthread_mutex_lock(&tab_lock);
+	if (buckets) {
+		pthread_mutex_unlock(&tab_lock);
+		return -EBUSY;
+	}
+	buckets = calloc(MIN_BUCKETS, sizeof(*buckets));
+	if (!buckets) {
+		pthread_mutex_unlock(&tab_lock);
+		return -ENOMEM;
+	}
+	nr_buckets = MIN_BUCKETS;
+	if (getrandom(key, sizeof(key), GRND_NONBLOCK) != (ssize_t)sizeof(key)) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		key[0] = (uint32_t)ts.tv_nsec;
+		key[1] = (uint32_t)ts.tv_sec;
+		key[2] = (uint32_t)getpid() * 0x9e3779b9u;
+		key[3] = (uint32_t)(uintptr_t)&ts;
+	}
+	pthread_mutex_unlock(&tab_lock);
+	/* outside the table lock: reclaim calls the shrinker under its own */
+	register_shrinker(&ctl_shrinker);
+	return 0;
+}
+
+void ctl_handles_exit(void)
+{
+	unregister_shrinker(&ctl_shrinker);
+	pthread_mutex_lock(&tab_lock);
+	for (uint32_t c = 0; c < NR_CHUNKS; c++) {
+		free(chunks[c]);
+		chunks[c] = NULL;
+	}
+	free(buckets);
+	buckets = NULL;
+	nr_buckets = nr_entries = free_head = nr_free = nr_reserved = 0;
+	nr_live = nr_indexed = 0;
+	lru_head = lru_tail = nr_lru = 0;
+	atomic_store(&forget_seq, 0);
+	nr_orphans = 0;
+	memset(orphans, 0, sizeof(orphans));
+	pthread_mutex_unlock(&tab_lock);
+}
+
+int ctl_handles_reserve(unsigned int n, uint64_t *seq)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&tab_lock);
+	while (nr_free < nr_reserved + n) {
+		ret = grow_chunk();
+		if (ret)
+			break;
+	}
+	if (!ret)
+		nr_reserved += n;
+	*seq = atomic_load_explicit(&forget_seq, memory_order_relaxed);
+	pthread_mutex_unlock(&tab_lock);
+	return ret;
+}
+
+void ctl_handles_unreserve(unsigned int n)
+{
+	if (!n)
+		return;
+	pthread_mutex_lock(&tab_lock);
+	nr_reserved -= n;
+	pthread_mutex_unlock(&tab_lock);
+}
+
+bool ctl_handles_quiet_since(uint64_t seq)
+{
+	return atomic_load_explicit(&forget_seq, memory_order_acquire) == seq;
+}
+
+/* Was addr forgotten since seq while not in the index?  Consumes the record. */
+static bool orphaned_since(const void *addr, uint64_t seq)
+{
+	uint64_t lo = nr_orphans > ORPHAN_RING ? nr_orphans - ORPHAN_RING : 0;
+
+	for (uint64_t o = nr_orphans; o > lo; o--) {
+		unsigned int i = (unsigned int)((o - 1) % ORPHAN_RING);
+
+		if (orphans[i].seq <= seq)
+			break;
+		if (orphans[i].addr == (uintptr_t)addr) {
+			orphans[i].addr = 0;
+			return true;
+		}
+	}
+	return false;
+}
+
+int ctl_handles_publish(void *addr, enum ctl_kind kind, struct kmem_cache *cache,
+			uint64_t page_id, struct ctl_cache *cc, bool reclaimable,
+			uid_t uid, uint64_t seq, uint64_t *token)
+{
+	struct handle *h;
+	uint32_t idx, i;
+
+	pthread_mutex_lock(&tab_lock);
+	nr_reserved--;
+	if (atomic_load_explicit(&forget_seq, memory_order_relaxed) != seq &&
+	    orphaned_since(addr, seq)) {
+		pthread_mutex_unlock(&tab_lock);
+		return -ESTALE;
+	}
+	/*
+	 * A live entry at the same address lost its memory without a
+	 * notification: it is stale now (never expected; defensive).
+	 */
+	i = buckets[addr_hash(addr, nr_buckets)];
+	while (i) {
+		struct handle *o = H(i - 1);
+		uint32_t next = o->next;
+
+		if (o->addr == addr && o->state == ST_LIVE)
+			entry_free(i - 1);
+		i = next;
+	}
+	idx = free_head - 1;		/* reserved: the free list has it */
+	h = H(idx);
+	free_head = h->next;
+	nr_free--;
+	nr_live++;
+	h->addr = addr;
+	if (kind == CTL_KIND_PAGES)
+		h->page_id = page_id;
+	else
+		h->cache = cache;
+	h->cc = cc;
+	h->uid = (uint32_t)uid;
+	h->kind = (uint8_t)kind;
+	h->reclaimable = reclaimable;
+	h->on_lru = 0;
+	h->state = ST_LIVE;
+	atomic_store_explicit(&h->forgotten, 0, memory_order_relaxed);
+	*token = encode(idx, h->gen);
+	while (*token == 0) {		/* 0 is NULL: skip that generation */
+		if (++h->gen == 0)
+			h->gen = 1;
+		*token = encode(idx, h->gen);
+	}
+	index_add(idx);
+	if (cc)
+		atomic_fetch_add(&cc->refs, 1);
+	pthread_mutex_unlock(&tab_lock);
+	return 0;
+}
+
+/* The entry a token names if it is live (or busy), else NULL. */
+static struct handle *lookup(uint64_t token, uint32_t *idxp)
+{
+	uint32_t idx, gen;
+	struct handle *h;
+
+	decode(token, &idx, &gen);
+	if (idx >= nr_entries)
+		return NULL;
+	h = H(idx);
+	if (h->gen != gen || h->state == ST_FREE)
+		return NULL;
+	*idxp = idx;
+	return h;
+}
+
+static const char *kind_name(unsigned int kind)
+{
+	switch (kind) {
+	case CTL_KIND_KMALLOC: return "a kmalloc object";
+	case CTL_KIND_CACHE: return "a kmem_cache object";
+	case CTL_KIND_PAGES: return "a page handle";
+	default: return "nothing";
+	}
+}
+
+int ctl_handles_claim(const uint64_t *tokens, unsigned int n, unsigned int kinds,
+		      const struct kmem_cache *cache, bool allow_null, uid_t uid,
+		      struct ctl_claim *out, unsigned int *bad, char *why, size_t why_len)
+{
+	unsigned int nc = 0, i;
+	int ret = 0;
+
+	pthread_mutex_lock(&tab_lock);
+	for (i = 0; i < n; i++) {
+		uint32_t idx = 0;
+		struct handle *h;
+
+		if (!tokens[i]) {
+			if (allow_null)
+				continue;
+			snprintf(why, why_len, "handle 0 (NULL) names no object");
+			ret = -EINVAL;
+			break;
+		}
+		h = lookup(tokens[i], &idx);
+		if (!h) {
+			snprintf(why, why_len, "stale or unknown handle %016" PRIx64, tokens[i]);
+			ret = -EINVAL;
+			break;
+		}
+		if (h->state == ST_BUSY) {
+			bool twice = false;
+
+			for (unsigned int j = 0; j < i; j++)
+				twice |= tokens[j] == tokens[i];
+			snprintf(why, why_len, twice ? "handle %016" PRIx64 " named twice" :
+				 "stale handle %016" PRIx64 " (being freed)", tokens[i]);
+			ret = -EINVAL;
+			break;
+		}
+		if (!(kinds & CTL_KIND_BIT(h->kind))) {
+			snprintf(why, why_len, "handle %016" PRIx64 " is %s", tokens[i],
+				 kind_name(h->kind));
+			ret = -EINVAL;
+			break;
+		}
+		if (cache && h->kind != CTL_KIND_PAGES && h->cache != cache) {
+			snprintf(why, why_len, "handle %016" PRIx64 " is an object of %s",
+				 tokens[i], h->cache ? kmem_cache_name(h->cache) : "no cache (large kmalloc)");
+			ret = -EINVAL;
+			break;
+		}
+		if (uid != 0 && h->uid != (uint32_t)uid) {
+			snprintf(why, why_len, "handle %016" PRIx64 " belongs to another user",
+				 tokens[i]);
+			ret = -EPERM;
+			break;
+		}
+		h->state = ST_BUSY;
+		out[nc].idx = idx;
+		out[nc].kind = h->kind;
+		out[nc].addr = h->addr;
+		if (h->kind == CTL_KIND_PAGES)
+			out[nc].page_id = h->page_id;
+		else
+			out[nc].cache = h->cache;
+		out[nc].forgotten = &h->forgotten;
+		nc++;
+	}
+	if (ret) {
+		*bad = i;
+		while (nc--)
+			H(out[nc].idx)->state = ST_LIVE;
+	}
+	pthread_mutex_unlock(&tab_lock);
+	return ret ? ret : (int)nc;
+}
+
+unsigned int ctl_handles_claim_live(const uint64_t *tokens, unsigned int n,
+				    struct ctl_claim *out)
+{
+	unsigned int nc = 0;
+
+	pthread_mutex_lock(&tab_lock);
+	for (unsigned int i = 0; i < n; i++) {
+		uint32_t idx = 0;
+		struct handle *h = lookup(tokens[i], &idx);
+
+		if (!h || h->state != ST_LIVE)
+			continue;
+		h->state = ST_BUSY;
+		out[nc].idx = idx;
+		out[nc].kind = h->kind;
+		out[nc].addr = h->addr;
+		if (h->kind == CTL_KIND_PAGES)
+			out[nc].page_id = h->page_id;
+		else
+			out[nc].cache = h->cache;
+		out[nc].forgotten = &h->forgotten;
+		nc++;
+	}
+	pthread_mutex_unlock(&tab_lock);
+	return nc;
+}
+
+bool ctl_handles_all_live(const uint64_t *tokens, unsigned int n)
+{
+	bool ok = true;
+
+	pthread_mutex_lock(&tab_lock);
+	for (unsigned int i = 0; i < n && ok; i++) {
+		uint32_t idx = 0;
+		struct handle *h = lookup(tokens[i], &idx);
+
+		ok = h && h->state == ST_LIVE;
+	}
+	pthread_mutex_unlock(&tab_lock);
+	return ok;
+}
+
+bool ctl_handles_commit(const uint64_t *tokens, unsigned int n)
+{
+	bool ok = true;
+
+	pthread_mutex_lock(&tab_lock);
+	for (unsigned int i = 0; i < n && ok; i++) {
+		uint32_t idx = 0;
+		struct handle *h = lookup(tokens[i], &idx);
+
+		ok = h && h->state == ST_LIVE;
+	}
+	for (unsigned int i = 0; i < n && ok; i++) {
+		uint32_t idx = 0;
+		struct handle *h = lookup(tokens[i], &idx);
+
+		if (h->reclaimable && !h->on_lru)
+			lru_add_tail(idx);
+	}
+	pthread_mutex_unlock(&tab_lock);
+	return ok;
+}
+
+void ctl_handles_release(const struct ctl_claim *c, unsigned int n)
+{
+	if (!n)
+		return;
+	pthread_mutex_lock(&tab_lock);
+	for (unsigned int i = 0; i < n; i++)
+		entry_free(c[i].idx);
+	pthread_mutex_unlock(&tab_lock);
+}
+
+unsigned long ctl_handles_nr_live(void)
+{
+	unsigned long n;
+
+	pthread_mutex_lock(&tab_lock);
+	n = nr_live;
+	pthread_mutex_unlock(&tab_lock);
+	return n;
+}
+
+void ctl_forget(const void *addr)
+{
+	uint32_t i;
+	bool found = false;
+
+	pthread_mutex_lock(&tab_lock);
+	if (!buckets) {
+		pthread_mutex_unlock(&tab_lock);
+		return;
+	}
+	i = buckets[addr_hash(addr, nr_buckets)];
+	while (i) {
+		struct handle *h = H(i - 1);
+		uint32_t next = h->next;
+
+		if (h->addr == addr) {
+			found = true;
+			if (h->state == ST_LIVE)
+				entry_free(i - 1);
+			else	/* a request is freeing it: it must not any more */
+				atomic_store(&h->forgotten, 1);
+		}
+		i = next;
+	}
+	atomic_fetch_add_explicit(&forget_seq, 1, memory_order_release);
+	if (!found) {
+		unsigned int r = (unsigned int)(nr_orphans++ % ORPHAN_RING);
+
+		orphans[r].addr = (uintptr_t)addr;
+		orphans[r].seq = atomic_load_explicit(&forget_seq, memory_order_relaxed);
+	}
+	pthread_mutex_unlock(&tab_lock);
+}
+
+/* ---- the shrinker: reclaim takes reclaimable objects, oldest first ---- */
+/*
+ * Objects charged to memcg itself (reclaim visits each memcg of a subtree);
+ * for the root, also the objects charged to nobody (global reclaim).
+ */
+static bool charged_to(const void *addr, struct mem_cgroup *memcg)
+{
+	struct mem_cgroup *m = mem_cgroup_from_obj(addr);
+
+	return m == memcg || (!m && mem_cgroup_is_root(memcg));
+}
+
+static unsigned long ctl_shrink_count(struct shrinker *sh, struct mem_cgroup *memcg)
+{
+	unsigned long n = 0;
+
+	(void)sh;
+	pthread_mutex_lock(&tab_lock);
+	for (uint32_t i = lru_head; i; i = H(i - 1)->lru_next) {
+		struct handle *h = H(i - 1);
+
+		if (h->state == ST_LIVE && charged_to(h->addr, memcg))
+			n++;
+	}
+	pthread_mutex_unlock(&tab_lock);
+	return n;
+}
+
+#define SHRINK_BATCH	64u
+
+/*
+ * Free up to nr: claimed under the table lock like a client's free (so a
+ * racing kfree of the same handle gets EINVAL), freed outside it (the
+ * trace records the frees under the client that caused the reclaim).
+ */
+static unsigned long ctl_shrink_scan(struct shrinker *sh, struct mem_cgroup *memcg,
+				     unsigned long nr)
+{
+	struct ctl_claim c[SHRINK_BATCH];
+	const struct alloc_ctx *ctx = alloc_get_ctx();
+	struct alloc_ctx noside;
+	unsigned long freed = 0;
+
+	(void)sh;
+	/* the client's site= names its allocations, not reclaim's frees */
+	if (ctx->site) {
+		noside = *ctx;
+		noside.site = NULL;
+		alloc_set_ctx(&noside);
+	}
+	while (freed < nr) {
+		unsigned int n = 0;
+
+		pthread_mutex_lock(&tab_lock);
+		for (uint32_t i = lru_head; i && n < SHRINK_BATCH && freed + n < nr;
+		     i = H(i - 1)->lru_next) {
+			struct handle *h = H(i - 1);
+
+			if (h->state != ST_LIVE || !charged_to(h->addr, memcg))
+				continue;
+			h->state = ST_BUSY;
+			c[n].idx = i - 1;
+			c[n].kind = h->kind;
+			c[n].addr = h->addr;
+			c[n].cache = h->cache;
+			c[n].forgotten = &h->forgotten;
+			n++;
+		}
+		pthread_mutex_unlock(&tab_lock);
+		if (!n)
+			break;
+		for (unsigned int k = 0; k < n; k++) {
+			if (c[k].kind == CTL_KIND_CACHE)
+				kmem_cache_free(c[k].cache, c[k].addr);
+			else
+				kfree(c[k].addr);
+		}
+		ctl_handles_release(c, n);
+		freed += n;
+	}
+	if (ctx->site)
+		alloc_set_ctx(ctx);
+	return freed;
+}
+
+static struct shrinker ctl_shrinker = {
+	.count_objects = ctl_shrink_count,
+	.scan_objects = ctl_shrink_scan,
+};
+
+unsigned long ctl_handles_nr_reclaimable(void)
+{
+	unsigned long n;
+
+	pthread_mutex_lock(&tab_lock);
+	n = nr_lru;
+	pthread_mutex_unlock(&tab_lock);
+	return n;
+}
+
+/* ---- the cache registry ---- */
+#define CACHE_BUCKETS	256u
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ctl_cache *cache_tab[CACHE_BUCKETS];
+static unsigned int nr_caches;
+
+static unsigned int name_hash(const char *name)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *name; name++)
+		h = (h ^ (uint8_t)*name) * 16777619u;
+	return h % CACHE_BUCKETS;
+}
+
+static struct ctl_cache **cache_slot(const char *name)
+{
+	struct ctl_cache **pp = &cache_tab[name_hash(name)];
+
+	while (*pp && strcmp((*pp)->name, name))
+		pp = &(*pp)->next;
+	return pp;
+}
+
+static bool is_kmalloc_cache(const struct kmem_cache *s)
+{
+	for (int t = 0; t < NR_KMALLOC_TYPES; t++)
+		for (unsigned int i = 0; i < NR_KMALLOC_INDEX; i++)
+			if (kmalloc_cache((enum kmalloc_cache_type)t, i) == s)
+				return true;
+	return false;
+}
+
+int ctl_cache_create(const char *name, unsigned int size, unsigned int align,
+		     slab_flags_t flags, uid_t uid, struct kmem_cache_info *info)
+{
+	struct ctl_cache *cc, **pp;
+	struct kmem_cache *s;
+	int err = 0;
+
+	if (strlen(name) >= sizeof(cc->name))
+		return -EINVAL;
+	cc = calloc(1, sizeof(*cc));
+	if (!cc)
+		return -ENOMEM;
+	pthread_mutex_lock(&cache_lock);
+	pp = cache_slot(name);
+	if (*pp) {
+		err = -EEXIST;
+		goto out;
+	}
+	if (nr_caches >= CTL_MAX_CACHES) {
+		err = -ENOMEM;
+		goto out;
+	}
+	s = kmem_cache_create_err(name, size, align, flags, &err);
+	if (!s)
+		goto out;
+	kmem_cache_set_owner(s, uid);
+	snprintf(cc->name, sizeof(cc->name), "%s", name);
+	cc->s = s;
+	cc->uid = uid;
+	*pp = cc;
+	nr_caches++;
+	kmem_cache_info(s, info);
+	cc = NULL;
+out:
+	pthread_mutex_unlock(&cache_lock);
+	free(cc);
+	return err;
+}
+
+int ctl_cache_destroy(const char *name, uid_t uid)
+{
+	struct ctl_cache *cc, **pp;
+	int err;
+
+	pthread_mutex_lock(&cache_lock);
+	pp = cache_slot(name);
+	cc = *pp;
+	if (!cc) {
+		struct kmem_cache *s = kmem_cache_find(name);
+
+		err = s ? -EPERM : -ENOENT;
+		goto out;
+	}
+	if (uid != 0 && uid != cc->uid) {
+		err = -EPERM;
+		goto out;
+	}
+	if (atomic_load(&cc->refs) > 0) {
+		err = -EBUSY;
+		goto out;
+	}
+	err = kmem_cache_destroy(cc->s);
+	if (err)
+		goto out;
+	*pp = cc->next;
+	nr_caches--;
+	free(cc);
+out:
+	pthread_mutex_unlock(&cache_lock);
+	return err;
+}
+
+int ctl_cache_get(const char *name, struct kmem_cache **s, struct ctl_cache **ccp)
+{
+	struct ctl_cache *cc;
+	int err = 0;
+
+	pthread_mutex_lock(&cache_lock);
+	cc = *cache_slot(name);
+	if (cc) {
+		atomic_fetch_add(&cc->refs, 1);
+		*s = cc->s;
+		*ccp = cc;
+	} else {
+		struct kmem_cache *k = kmem_cache_find(name);
+
+		*ccp = NULL;
+		if (!k)
+			err = -ENOENT;
+		else if (!is_kmalloc_cache(k))
+			err = -EPERM;	/* the daemon's own caches */
+		else
+			*s = k;
+	}
+	pthread_mutex_unlock(&cache_lock);
+	return err;
+}
+
+void ctl_cache_put(struct ctl_cache *cc)
+{
+	if (cc)
+		atomic_fetch_sub(&cc->refs, 1);
+}
+
+void ctl_cache_exit(void)
+{
+	pthread_mutex_lock(&cache_lock);
+	for (unsigned int b = 0; b < CACHE_BUCKETS; b++) {
+		while (cache_tab[b]) {
+			struct ctl_cache *cc = cache_tab[b];
+
+			cache_tab[b] = cc->next;
+			free(cc);	/* the kmem_cache itself is alloc_exit()'s */
+		}
+	}
+	nr_caches = 0;
+	pthread_mutex_unlock(&cache_lock);
+}
