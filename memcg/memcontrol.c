@@ -1071,6 +1071,9 @@ void memcg_exit(void)
 	memcg_stocks_exit();
 	memcg_kmem_online_key = false;
 	memcg_up = false;
+	/* the root's arena memory goes with alloc_exit(); its PSI group is malloc'ed */
+	psi_group_free(root_memcg->psi);
+	root_memcg->psi = NULL;
 	root_memcg = NULL;
 	/* whatever was not freed belongs to alloc_exit() now */
 	memcg_cachep = NULL;
