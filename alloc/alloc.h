@@ -462,13 +462,17 @@ extern bool memcg_kmem_online_key;
  * __memcg_slab_post_alloc_hook - charge one object of 'full_size' bytes
  * (s->size + sizeof(pointer)) to the current task's objcg and record it in
  * *ext.  Called only for accounted allocations (__GFP_ACCOUNT or
- * SLAB_ACCOUNT) once memcg_kmem_online_key is set; cpu is the slot the
- * allocation ran on.  Returns false when the charge fails: alloc then frees
- * the object and the allocation returns NULL.
+ * SLAB_ACCOUNT) once memcg_kmem_online_key is set.  ext is NULL while the
+ * slab has no obj_exts vector: the hook answers 1 if the object is to be
+ * charged (alloc then makes the vector and calls again), so allocations
+ * that are not charged (a root task) never cost a vector, as in the kernel
+ * (current_obj_cgroup() before alloc_slab_obj_exts()).  Returns 0, 1, or
+ * -ENOMEM when the charge fails: alloc then frees the object and the
+ * allocation returns NULL.
  */
-bool __memcg_slab_post_alloc_hook(struct kmem_cache *s, gfp_t gfp,
-				  struct slabobj_ext *ext, unsigned int full_size,
-				  bool reclaimable, int nid);
+int __memcg_slab_post_alloc_hook(struct kmem_cache *s, gfp_t gfp,
+				 struct slabobj_ext *ext, unsigned int full_size,
+				 bool reclaimable, int nid);
 /*
  * __memcg_slab_free_hook - uncharge an object of objcg (alloc has taken it
  * out of the object's obj_exts slot, and may already have freed the object).

@@ -7,12 +7,12 @@
 
 bool memcg_kmem_online_key;
 
-bool __memcg_slab_post_alloc_hook(struct kmem_cache *s, gfp_t gfp,
-				  struct slabobj_ext *ext, unsigned int full_size,
-				  bool reclaimable, int nid)
+int __memcg_slab_post_alloc_hook(struct kmem_cache *s, gfp_t gfp,
+				 struct slabobj_ext *ext, unsigned int full_size,
+				 bool reclaimable, int nid)
 {
 	(void)s; (void)gfp; (void)ext; (void)full_size; (void)reclaimable; (void)nid;
-	return true;
+	return 0;
 }
 
 void __memcg_slab_free_hook(struct kmem_cache *s, struct obj_cgroup *objcg,

@@ -977,34 +977,27 @@ static __always_inline void do_slab_free(struct kmem_cache *s, struct slab *slab
 }
 
 /* ---- hooks ---- */
-/* The object's slabobj_ext slot, the vector made on first need; NULL if none. */
-static __always_inline struct slabobj_ext *obj_ext_of(struct kmem_cache *s, void *obj,
-						      struct slab **slabp)
+/* memcg_slab_post_alloc_hook(): false when the charge failed. */
+static bool memcg_slab_post_alloc_hook(struct kmem_cache *s, gfp_t gfp, void *obj)
 {
 	struct slab *slab = machine.slab_of[((uintptr_t)obj - (uintptr_t)machine.base) >>
 					    machine.page_shift];
+	unsigned int full_size = s->size + (unsigned int)sizeof(void *);
 	struct slabobj_ext *v = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
+	int r;
 
-	*slabp = slab;
-	if (unlikely(!v)) {
+	r = __memcg_slab_post_alloc_hook(s, gfp, v ? &v[obj_to_index(s, slab, obj)] : NULL,
+					 full_size, s->reclaimable, slab->nid);
+	if (r == 1) {
+		/* to be charged, and the slab has no vector yet */
 		alloc_slab_obj_exts(slab);
 		v = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
 		if (!v)
-			return NULL;	/* left unaccounted, as in the kernel */
+			return true;	/* left unaccounted, as in the kernel */
+		r = __memcg_slab_post_alloc_hook(s, gfp, &v[obj_to_index(s, slab, obj)],
+						 full_size, s->reclaimable, slab->nid);
 	}
-	return &v[obj_to_index(s, slab, obj)];
-}
-
-/* memcg_slab_post_alloc_hook(): false when the charge failed. */
-static __always_inline bool memcg_slab_post_alloc_hook(struct kmem_cache *s, gfp_t gfp, void *obj)
-{
-	struct slab *slab;
-	struct slabobj_ext *ext = obj_ext_of(s, obj, &slab);
-
-	if (!ext)
-		return true;
-	return __memcg_slab_post_alloc_hook(s, gfp, ext, s->size + (unsigned int)sizeof(void *),
-					    s->reclaimable, slab->nid);
+	return r == 0;
 }
 
 /* The accounted allocation's rare cases: the vector to make, a failed charge. */
@@ -1025,7 +1018,7 @@ static __noinline void *slab_alloc_accounted(struct kmem_cache *s, gfp_t gfp, vo
 
 	if (unlikely(!memcg_kmem_online_key))
 		return obj;
-	if (likely(v) && likely(__memcg_slab_post_alloc_hook(s, gfp, &v[obj_to_index(s, slab, obj)],
+	if (likely(!__memcg_slab_post_alloc_hook(s, gfp, v ? &v[obj_to_index(s, slab, obj)] : NULL,
 			s->size + (unsigned int)sizeof(void *), s->reclaimable, slab->nid)))
 		return obj;
 	return slab_alloc_accounted_slow(s, gfp, obj);

@@ -619,60 +619,100 @@ static void mod_objcg_state(struct obj_cgroup *objcg, int nid, bool reclaimable,
 #endif
 
 /* ---- alloc's hooks ---- */
-static __attribute__((noinline)) bool slab_charge_slow(struct obj_cgroup *objcg, gfp_t gfp,
-						       struct slabobj_ext *ext,
-						       unsigned int full_size,
-						       bool reclaimable, int nid)
+/*
+ * The charge and its statistic: one stock section (seed 002), or, in the
+ * ablation build, the bytes and then the statistic in a second section as
+ * before it.  True when the fast path did it all.
+ */
+static inline __attribute__((always_inline)) bool
+slab_charge_fast(struct obj_cgroup *objcg, int nid, bool reclaimable, int size)
+{
+#ifndef MEMCG_OBJ_STOCK_SEPARATE
+	return obj_stock_fast(objcg, nid, reclaimable, -size, size);
+#else
+	return obj_stock_fast(objcg, nid, reclaimable, -size, 0) &&
+	       (obj_stock_fast(objcg, nid, reclaimable, 0, size) ||
+		(mod_objcg_state(objcg, nid, reclaimable, size), true));
+#endif
+}
+
+static inline __attribute__((always_inline)) bool
+slab_uncharge_fast(struct obj_cgroup *objcg, int nid, bool reclaimable, int size)
+{
+#ifndef MEMCG_OBJ_STOCK_SEPARATE
+	return obj_stock_fast(objcg, nid, reclaimable, size, -size);
+#else
+	return obj_stock_fast(objcg, nid, reclaimable, size, 0) &&
+	       (obj_stock_fast(objcg, nid, reclaimable, 0, -size) ||
+		(mod_objcg_state(objcg, nid, reclaimable, -size), true));
+#endif
+}
+
+static __attribute__((noinline)) int slab_charge_slow(struct obj_cgroup *objcg, gfp_t gfp,
+						      struct slabobj_ext *ext,
+						      unsigned int full_size,
+						      bool reclaimable, int nid)
 {
 #ifdef MEMCG_OBJ_STOCK_SEPARATE
 	if (obj_cgroup_charge_bytes(objcg, gfp, full_size, false, nid, reclaimable))
-		return false;
+		return -ENOMEM;
 	mod_objcg_state(objcg, nid, reclaimable, (int)full_size);
 #else
 	if (obj_cgroup_charge_bytes(objcg, gfp, full_size, true, nid, reclaimable))
-		return false;
+		return -ENOMEM;
 #endif
 	ext->objcg = objcg;
-	return true;
+	return 0;
 }
 
 /* Everything but the common case: resolving current's objcg, a page charge. */
-static __attribute__((noinline)) bool post_alloc_hook_slow(gfp_t gfp, struct slabobj_ext *ext,
-							   unsigned int full_size,
-							   bool reclaimable, int nid)
+static __attribute__((noinline)) int post_alloc_hook_slow(gfp_t gfp, struct slabobj_ext *ext,
+							  unsigned int full_size,
+							  bool reclaimable, int nid)
 {
 	struct obj_cgroup *objcg = current_obj_cgroup();
 
 	if (!objcg)
-		return true;
+		return 0;
+	if (!ext)
+		return 1;
 	return slab_charge_slow(objcg, gfp, ext, full_size, reclaimable, nid);
 }
 
 /*
  * __memcg_slab_post_alloc_hook - the common case makes no call (so nothing
- * is saved across one): current's cached objcg, one stock section.
+ * is saved across one): current's objcg (the task's cached pointer, seed
+ * 003; or the walk through its memcg in the ablation build), one section.
  */
-bool __memcg_slab_post_alloc_hook(struct kmem_cache *s, gfp_t gfp,
-				  struct slabobj_ext *ext, unsigned int full_size,
-				  bool reclaimable, int nid)
+int __memcg_slab_post_alloc_hook(struct kmem_cache *s, gfp_t gfp,
+				 struct slabobj_ext *ext, unsigned int full_size,
+				 bool reclaimable, int nid)
 {
 	struct memcg_task *t = current_task;
-	uintptr_t v;
+	struct obj_cgroup *objcg;
 
 	(void)s;
 	if (unlikely(active_memcg) || unlikely(!t))
 		goto slow;
-	v = atomic_load_explicit(&t->objcg, memory_order_acquire);
-	if (!v)
-		return true;		/* a root task: not accounted */
-#if !defined(MEMCG_OBJ_STOCK_SEPARATE) && !defined(MEMCG_OBJCG_LOOKUP_MEMCG)
-	if (likely(!(v & CURRENT_OBJCG_UPDATE_FLAG)) &&
-	    likely(obj_stock_fast((struct obj_cgroup *)v, nid, reclaimable,
-				  -(int)full_size, (int)full_size))) {
-		ext->objcg = (struct obj_cgroup *)v;
-		return true;
+#ifndef MEMCG_OBJCG_LOOKUP_MEMCG
+	{
+		uintptr_t v = atomic_load_explicit(&t->objcg, memory_order_acquire);
+
+		if (unlikely(v & CURRENT_OBJCG_UPDATE_FLAG))
+			goto slow;
+		objcg = (struct obj_cgroup *)v;
 	}
+#else
+	objcg = current_obj_cgroup();
 #endif
+	if (!objcg)
+		return 0;		/* a root task: not accounted */
+	if (unlikely(!ext))
+		return 1;
+	if (likely(slab_charge_fast(objcg, nid, reclaimable, (int)full_size))) {
+		ext->objcg = objcg;
+		return 0;
+	}
 slow:
 	return post_alloc_hook_slow(gfp, ext, full_size, reclaimable, nid);
 }
@@ -693,10 +733,8 @@ void __memcg_slab_free_hook(struct kmem_cache *s, struct obj_cgroup *objcg,
 			    unsigned int full_size, bool reclaimable, int nid)
 {
 	(void)s;
-#ifndef MEMCG_OBJ_STOCK_SEPARATE
-	if (likely(obj_stock_fast(objcg, nid, reclaimable, (int)full_size, -(int)full_size)))
+	if (likely(slab_uncharge_fast(objcg, nid, reclaimable, (int)full_size)))
 		return;
-#endif
 	slab_uncharge_slow(objcg, full_size, reclaimable, nid);
 }
 

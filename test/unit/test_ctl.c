@@ -1133,13 +1133,13 @@ static void test_forget_orphans(void **state)
 	assert_true(ctl_handles_quiet_since(seq));
 	ctl_forget(&x);
 	assert_false(ctl_handles_quiet_since(seq));
-	assert_int_equal(ctl_handles_publish(&x, CTL_KIND_KMALLOC, NULL, NULL, NULL, false, 1000, seq,
+	assert_int_equal(ctl_handles_publish(&x, CTL_KIND_KMALLOC, NULL, 0, NULL, false, 1000, seq,
 					     &tok), -ESTALE);
 	/* a forget before the allocation began is about something else */
 	ctl_forget(&c[0]);
 	assert_int_equal(ctl_handles_reserve(1, &seq), 0);
 	ctl_forget(&c[1]);			/* an unrelated orphan meanwhile */
-	assert_int_equal(ctl_handles_publish(&c[0], CTL_KIND_KMALLOC, NULL, NULL, NULL, false, 1000,
+	assert_int_equal(ctl_handles_publish(&c[0], CTL_KIND_KMALLOC, NULL, 0, NULL, false, 1000,
 					     seq, &toks[0]), 0);
 	assert_true(ctl_handles_all_live(&toks[0], 1));
 	assert_int_equal(ctl_handles_claim_live(&toks[0], 1, c), 1);
@@ -1147,7 +1147,7 @@ static void test_forget_orphans(void **state)
 	assert_false(ctl_handles_all_live(&toks[0], 1));
 	/* and a consumed orphan record does not match twice */
 	assert_int_equal(ctl_handles_reserve(1, &seq), 0);
-	assert_int_equal(ctl_handles_publish(&x, CTL_KIND_KMALLOC, NULL, NULL, NULL, false, 1000, seq - 3,
+	assert_int_equal(ctl_handles_publish(&x, CTL_KIND_KMALLOC, NULL, 0, NULL, false, 1000, seq - 3,
 					     &toks[1]), 0);
 	assert_true(ctl_handles_all_live(&toks[1], 1));
 	/* a forget of a published address: stale at once */
