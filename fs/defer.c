@@ -1,0 +1,330 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * defer.c - replies set aside (DESIGN "FUSE mechanics": no handler ever
+ * sleeps on a worker thread).
+ *
+ * A request that has to wait is registered here with a wait queue (woken
+ * by whatever it waits for: trace events, ...), a deadline (a throttle
+ * delay) or both, and an interrupt callback with libfuse, so that a signal
+ * to the client (Ctrl-C, SIGKILL) ends the wait at once.  The defer thread
+ * asks the waiters of woken queues whether they are ready and fires
+ * deadlines; each request is completed exactly once, by whichever comes
+ * first (ready, deadline, interrupt, shutdown), claimed under defer_lock.
+ *
+ * libfuse may call an interrupt callback after the request was answered
+ * (it reads the callback before the reply clears it), so the callback gets
+ * an id, never a pointer, and looks the request up: a completed one is
+ * simply not found.
+ *
+ * Locking: defer_lock is a leaf; ready() runs under it and must not block;
+ * complete() runs without it and may set the request aside again.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static pthread_mutex_t defer_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t defer_cond;
+static pthread_t defer_thread;
+static bool defer_running, defer_stopping;
+static struct fs_waitq *woken;		/* queues to ask again */
+static struct fs_defer *timers;		/* by deadline */
+static uint64_t next_id = 1;
+
+/*
+ * The registry of waiting requests by id, for the interrupt callback: a
+ * hash whose nodes are small side structures, so that a request's own
+ * links stay free for its wait queue or the timer list.
+ */
+#define REG_SIZE	1024
+struct reg_node {
+	struct fs_defer *d;
+	struct reg_node *next;
+};
+static struct reg_node *reg[REG_SIZE];
+
+static void reg_add(struct fs_defer *d)
+{
+	struct reg_node *n = malloc(sizeof(*n));
+
+	if (!n)
+		return;		/* not interruptible then: it still completes */
+	n->d = d;
+	n->next = reg[d->id % REG_SIZE];
+	reg[d->id % REG_SIZE] = n;
+}
+
+static struct fs_defer *reg_find(uint64_t id)
+{
+	for (struct reg_node *n = reg[id % REG_SIZE]; n; n = n->next)
+		if (n->d->id == id)
+			return n->d;
+	return NULL;
+}
+
+static struct fs_defer *reg_del(uint64_t id)
+{
+	struct reg_node **pp = &reg[id % REG_SIZE];
+
+	for (; *pp; pp = &(*pp)->next) {
+		if ((*pp)->d->id == id) {
+			struct reg_node *n = *pp;
+			struct fs_defer *d = n->d;
+
+			*pp = n->next;
+			free(n);
+			return d;
+		}
+	}
+	return NULL;
+}
+
+/* Take d out of everything; defer_lock held.  Returns false if already done. */
+static bool unlink_locked(struct fs_defer *d)
+{
+	if (!d->linked)
+		return false;
+	d->linked = false;
+	reg_del(d->id);
+	if (d->wq) {
+		if (d->prev)
+			d->prev->next = d->next;
+		else
+			d->wq->head = d->next;
+		if (d->next)
+			d->next->prev = d->prev;
+		atomic_fetch_sub(&d->wq->nr_waiting, 1);
+	} else if (d->deadline_ns) {
+		if (d->prev)
+			d->prev->next = d->next;
+		else
+			timers = d->next;
+		if (d->next)
+			d->next->prev = d->prev;
+	}
+	d->next = d->prev = NULL;
+	return true;
+}
+
+static void defer_interrupt(fuse_req_t req, void *data)
+{
+	uint64_t id = (uint64_t)(uintptr_t)data;
+	struct fs_defer *d;
+
+	(void)req;
+	pthread_mutex_lock(&defer_lock);
+	d = reg_find(id);
+	if (d && d->pinned) {
+		/* its registration is still running: it completes it */
+		d->interrupted = true;
+		d = NULL;
+	} else if (d && !unlink_locked(d)) {
+		d = NULL;
+	}
+	pthread_mutex_unlock(&defer_lock);
+	/* called by libfuse with the request's lock held: replying is allowed */
+	if (d)
+		d->complete(d, -EINTR);
+}
+
+/*
+ * Wait queues hold waiters in a list; timers (waiters without a queue) in
+ * one list sorted by deadline.  A waiter with both a queue and a deadline
+ * is not supported yet (nothing needs it).
+ *
+ * d stays pinned while the interrupt callback is registered: until then
+ * nothing may complete it, since completing answers (and frees) the
+ * request that fuse_req_interrupt_func() is handed.  An interrupt that
+ * comes meanwhile is recorded and acted on when the pin is dropped.
+ */
+void defer_wait(struct fs_defer *d, struct fs_waitq *wq)
+{
+	fuse_req_t req = d->req;
+	uint64_t id;
+	bool interrupted;
+
+	d->wq = wq;
+	d->next = d->prev = NULL;
+	d->interrupted = false;
+	pthread_mutex_lock(&defer_lock);
+	if (defer_stopping || !defer_running) {
+		pthread_mutex_unlock(&defer_lock);
+		d->complete(d, -ESHUTDOWN);
+		return;
+	}
+	id = d->id = next_id++;
+	d->linked = true;
+	d->pinned = true;
+	reg_add(d);
+	if (wq) {
+		d->next = wq->head;
+		if (wq->head)
+			wq->head->prev = d;
+		wq->head = d;
+		atomic_fetch_add(&wq->nr_waiting, 1);
+	} else if (d->deadline_ns) {
+		struct fs_defer **pp = &timers, *prev = NULL;
+
+		while (*pp && (*pp)->deadline_ns <= d->deadline_ns) {
+			prev = *pp;
+			pp = &(*pp)->next;
+		}
+		d->next = *pp;
+		d->prev = prev;
+		if (*pp)
+			(*pp)->prev = d;
+		*pp = d;
+	}
+	pthread_mutex_unlock(&defer_lock);
+
+	fuse_req_interrupt_func(req, defer_interrupt, (void *)(uintptr_t)id);
+
+	pthread_mutex_lock(&defer_lock);
+	d->pinned = false;
+	interrupted = d->interrupted && unlink_locked(d);
+	/* a wake-up between the caller's check and the link is not lost */
+	if (!interrupted && wq && d->ready && d->ready(d) && !atomic_exchange(&wq->woken, true)) {
+		wq->next_woken = woken;
+		woken = wq;
+	}
+	pthread_cond_signal(&defer_cond);
+	pthread_mutex_unlock(&defer_lock);
+	if (interrupted)
+		d->complete(d, -EINTR);
+}
+
+void waitq_wake(struct fs_waitq *wq)
+{
+	if (!atomic_load_explicit(&wq->nr_waiting, memory_order_acquire))
+		return;
+	if (atomic_exchange(&wq->woken, true))
+		return;
+	pthread_mutex_lock(&defer_lock);
+	wq->next_woken = woken;
+	woken = wq;
+	pthread_cond_signal(&defer_cond);
+	pthread_mutex_unlock(&defer_lock);
+}
+
+struct done {
+	struct fs_defer *d;
+	int why;
+};
+
+static void *defer_main(void *arg)
+{
+	struct done *done = NULL;
+	size_t ndone = 0, cap = 0;
+
+	(void)arg;
+	pthread_mutex_lock(&defer_lock);
+	while (!defer_stopping) {
+		uint64_t now = fs_now_ns();
+
+		ndone = 0;
+		while (woken) {
+			struct fs_waitq *wq = woken;
+
+			woken = wq->next_woken;
+			atomic_store(&wq->woken, false);
+			for (struct fs_defer *d = wq->head, *next; d; d = next) {
+				next = d->next;
+				if (d->pinned || !d->ready || !d->ready(d))
+					continue;
+				if (ndone == cap) {
+					struct done *n = realloc(done, (cap ? cap * 2 : 16) * sizeof(*n));
+
+					if (!n)
+						break;
+					done = n;
+					cap = cap ? cap * 2 : 16;
+				}
+				unlink_locked(d);
+				done[ndone++] = (struct done){ d, 0 };
+			}
+		}
+		while (timers && timers->deadline_ns <= now && !timers->pinned) {
+			struct fs_defer *d = timers;
+
+			if (ndone == cap) {
+				struct done *n = realloc(done, (cap ? cap * 2 : 16) * sizeof(*n));
+
+				if (!n)
+					break;
+				done = n;
+				cap = cap ? cap * 2 : 16;
+			}
+			unlink_locked(d);
+			done[ndone++] = (struct done){ d, -ETIMEDOUT };
+		}
+		if (ndone) {
+			pthread_mutex_unlock(&defer_lock);
+			for (size_t i = 0; i < ndone; i++)
+				done[i].d->complete(done[i].d, done[i].why);
+			pthread_mutex_lock(&defer_lock);
+			continue;
+		}
+		if (woken)
+			continue;
+		if (timers) {
+			struct timespec ts = {
+				.tv_sec = (time_t)(timers->deadline_ns / NSEC_PER_SEC),
+				.tv_nsec = (long)(timers->deadline_ns % NSEC_PER_SEC),
+			};
+
+			pthread_cond_timedwait(&defer_cond, &defer_lock, &ts);
+		} else {
+			pthread_cond_wait(&defer_cond, &defer_lock);
+		}
+	}
+	pthread_mutex_unlock(&defer_lock);
+	free(done);
+	return NULL;
+}
+
+int defer_init(void)
+{
+	pthread_condattr_t attr;
+	int err;
+
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&defer_cond, &attr);
+	pthread_condattr_destroy(&attr);
+	defer_stopping = false;
+	err = pthread_create(&defer_thread, NULL, defer_main, NULL);
+	if (err)
+		return -err;
+	defer_running = true;
+	return 0;
+}
+
+/* Stop: every request still set aside completes with -ESHUTDOWN. */
+void defer_exit(void)
+{
+	if (!defer_running)
+		return;
+	pthread_mutex_lock(&defer_lock);
+	defer_stopping = true;
+	pthread_cond_signal(&defer_cond);
+	pthread_mutex_unlock(&defer_lock);
+	pthread_join(defer_thread, NULL);
+	for (;;) {
+		struct fs_defer *d = NULL;
+
+		pthread_mutex_lock(&defer_lock);
+		for (size_t i = 0; i < REG_SIZE && !d; i++)
+			if (reg[i])
+				d = reg[i]->d;
+		if (d)
+			unlink_locked(d);
+		pthread_mutex_unlock(&defer_lock);
+		if (!d)
+			break;
+		d->complete(d, -ESHUTDOWN);
+	}
+	defer_running = false;
+}

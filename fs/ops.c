@@ -1,0 +1,789 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ops.c - the FUSE low-level operations: one table, each handler a router
+ * in the manner of lxcfs.  A node id is a cgroup and a file index (tree.c);
+ * directory operations go to tree.c, file I/O by file type to files.c's
+ * core handlers, memcg's memory files or rootfiles.c.  Each request gets
+ * exactly one reply; errors travel as negative errno values and become
+ * fuse_reply_err(req, -err) only here (or in a deferred completion).
+ *
+ * File contents are rendered once per open at offset 0 and served from
+ * that snapshot (kernfs's seq_file; lxcfs's per-open cache); every file is
+ * direct_io with size 0.  Writes are parsed whole (kernfs: at most a page,
+ * E2BIG beyond; an empty write does nothing), the file position ignored.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* Entries vanish only through us, and we invalidate them: cache a while. */
+#define ENTRY_TIMEOUT	1.0
+#define ATTR_TIMEOUT	1.0
+#define DIRENT_OFF_FILES	3	/* 1 ".", 2 "..", then files */
+#define DIRENT_OFF_CHILD	256	/* then children by id */
+#define WRITE_MAX	4096		/* kernfs: PAGE_SIZE */
+
+bool fs_default_permissions;
+
+static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct fs_handle *all_handles;
+void fs_caller_init(struct fs_caller *who, fuse_req_t req)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+
+	who->req = req;
+	who->tid = ctx->pid;
+	who->uid = ctx->uid;
+	who->gid = ctx->gid;
+}
+
+/* ---- permissions, for a daemon without default_permissions ---- */
+static bool in_group(fuse_req_t req, gid_t gid)
+{
+	gid_t groups[64];
+	int n = fuse_req_getgroups(req, 64, groups);
+
+	for (int i = 0; i < n && i < 64; i++)
+		if (groups[i] == gid)
+			return true;
+	return false;
+}
+
+/* generic_permission(): mask of 4 (read), 2 (write), 1 (exec/search) */
+static int fs_permission(fuse_req_t req, const struct cgroup *cg, unsigned int idx, int mask)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	uid_t uid;
+	gid_t gid;
+	mode_t mode, bits;
+
+	if (fs_default_permissions)
+		return 0;		/* the kernel checked */
+	if (ctx->pid && ctx->pid == atomic_load(&fs_notifier_tid))
+		return 0;
+	cgroup_file_owner(cg, idx, &uid, &gid, &mode);
+	if (ctx->uid == 0) {
+		/* CAP_DAC_OVERRIDE: exec needs one x bit on files */
+		if ((mask & 1) && idx && !(mode & 0111))
+			return -EACCES;
+		return 0;
+	}
+	if (ctx->uid == uid)
+		bits = (mode >> 6) & 7;
+	else if (ctx->gid == gid || in_group(req, gid))
+		bits = (mode >> 3) & 7;
+	else
+		bits = mode & 7;
+	return ((unsigned int)mask & ~bits) ? -EACCES : 0;
+}
+
+/* ---- entries and attributes ---- */
+static void reply_entry(fuse_req_t req, struct cgroup *cg, unsigned int idx)
+{
+	struct fuse_entry_param e;
+
+	memset(&e, 0, sizeof(e));
+	e.ino = cgroup_nodeid(cg, idx);
+	e.attr_timeout = ATTR_TIMEOUT;
+	e.entry_timeout = ENTRY_TIMEOUT;
+	cgroup_stat(cg, idx, &e.attr);
+	/* the kernel's lookup count is one of the cgroup's references */
+	cgroup_get(cg);
+	if (fuse_reply_entry(req, &e))
+		cgroup_put(cg);
+}
+
+static void fs_ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	unsigned int idx;
+	struct cgroup *cg = nodeid_cgroup(parent, &idx), *child;
+	int fidx;
+
+	if (idx) {
+		fuse_reply_err(req, ENOTDIR);
+		return;
+	}
+	pthread_rwlock_rdlock(&fs_tree_lock);
+	if (cg->removed) {
+		pthread_rwlock_unlock(&fs_tree_lock);
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	fidx = fs_file_index(name);
+	if (fidx >= 0 && fs_file_present(cg, (unsigned int)fidx)) {
+		reply_entry(req, cg, (unsigned int)fidx + 1);
+	} else if ((child = cgroup_child(cg, name))) {
+		reply_entry(req, child, 0);
+	} else {
+		fuse_reply_err(req, ENOENT);
+	}
+	pthread_rwlock_unlock(&fs_tree_lock);
+}
+
+static void forget_one(fuse_ino_t ino, uint64_t nlookup)
+{
+	unsigned int idx;
+	struct cgroup *cg = nodeid_cgroup(ino, &idx);
+
+	while (nlookup--)
+		cgroup_put(cg);
+}
+
+static void fs_ll_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	forget_one(ino, nlookup);
+	fuse_reply_none(req);
+}
+
+static void fs_ll_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
+{
+	for (size_t i = 0; i < count; i++)
+		forget_one(forgets[i].ino, forgets[i].nlookup);
+	fuse_reply_none(req);
+}
+
+static void fs_ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	unsigned int idx;
+	struct cgroup *cg = nodeid_cgroup(ino, &idx);
+	struct stat st;
+
+	/*
+	 * Every node the kernel knows has attributes, present or not: a name
+	 * that vanished (-memory, rmdir) was invalidated, so only fstat() of an
+	 * fd opened before still asks, and that works on kernfs too.
+	 */
+	(void)fi;
+	pthread_rwlock_rdlock(&fs_tree_lock);
+	cgroup_stat(cg, idx, &st);
+	pthread_rwlock_unlock(&fs_tree_lock);
+	fuse_reply_attr(req, &st, ATTR_TIMEOUT);
+}
+
+static void fs_ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+			  struct fuse_file_info *fi)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	unsigned int idx;
+	struct cgroup *cg = nodeid_cgroup(ino, &idx);
+	struct stat st;
+	int err = 0;
+
+	(void)fi;
+	if (!fs_default_permissions && ctx->uid != 0 &&
+	    (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID))) {
+		uid_t uid;
+		gid_t gid;
+		mode_t mode;
+
+		/* setattr_prepare(): chown is root's; chmod the owner's */
+		pthread_rwlock_rdlock(&fs_tree_lock);
+		cgroup_file_owner(cg, idx, &uid, &gid, &mode);
+		pthread_rwlock_unlock(&fs_tree_lock);
+		if (((to_set & FUSE_SET_ATTR_UID) && attr->st_uid != uid) ||
+		    ((to_set & FUSE_SET_ATTR_GID) && attr->st_gid != gid &&
+		     (ctx->uid != uid || !(ctx->gid == attr->st_gid || in_group(req, attr->st_gid)))) ||
+		    ((to_set & FUSE_SET_ATTR_MODE) && ctx->uid != uid))
+			err = -EPERM;
+	}
+	if (!err)
+		err = cgroup_setattr(cg, idx, attr, to_set);
+	if (err) {
+		fuse_reply_err(req, -err);
+		return;
+	}
+	pthread_rwlock_rdlock(&fs_tree_lock);
+	cgroup_stat(cg, idx, &st);
+	pthread_rwlock_unlock(&fs_tree_lock);
+	fuse_reply_attr(req, &st, ATTR_TIMEOUT);
+}
+
+static void fs_ll_access(fuse_req_t req, fuse_ino_t ino, int mask)
+{
+	unsigned int idx;
+	struct cgroup *cg = nodeid_cgroup(ino, &idx);
+	int err;
+
+	pthread_rwlock_rdlock(&fs_tree_lock);
+	err = fs_permission(req, cg, idx, mask & 7);
+	pthread_rwlock_unlock(&fs_tree_lock);
+	fuse_reply_err(req, -err);
+}
+
+/* ---- directories ---- */
+static void fs_ll_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+			  struct fuse_file_info *fi)
+{
+	unsigned int idx;
+	struct cgroup *cg = nodeid_cgroup(ino, &idx);
+	char *buf = malloc(size);
+	size_t pos = 0;
+	struct stat st;
+
+	(void)fi;
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	memset(&st, 0, sizeof(st));
+	pthread_rwlock_rdlock(&fs_tree_lock);
+#define ADD(name, ino_, mode_, next)						\
+	do {									\
+		size_t n_;							\
+		st.st_ino = (ino_);						\
+		st.st_mode = (mode_);						\
+		n_ = fuse_add_direntry(req, buf + pos, size - pos, (name), &st, (next)); \
+		if (n_ > size - pos)						\
+			goto full;						\
+		pos += n_;							\
+	} while (0)
+	if (off < 1)
+		ADD(".", cgroup_ino(cg, 0), S_IFDIR, 1);
+	if (off < 2)
+		ADD("..", cg->parent ? cgroup_ino(cg->parent, 0) : cgroup_ino(cg, 0), S_IFDIR, 2);
+	if (!cg->removed) {
+		for (unsigned int i = 0; i < fs_nr_files; i++) {
+			off_t next = DIRENT_OFF_FILES + i + 1;
+
+			if (off >= next || !fs_file_present(cg, i))
+				continue;
+			ADD(fs_files[i].name, cgroup_ino(cg, i + 1), S_IFREG, next);
+		}
+		for (struct cgroup *c = cg->first_child; c; c = c->next_sibling) {
+			off_t next = DIRENT_OFF_CHILD + (off_t)c->id;
+
+			if (off >= next)
+				continue;
+			ADD(c->name, cgroup_ino(c, 0), S_IFDIR, next);
+		}
+	}
+#undef ADD
+full:
+	pthread_rwlock_unlock(&fs_tree_lock);
+	fuse_reply_buf(req, buf, pos);
+	free(buf);
+}
+
+static void fs_ll_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	unsigned int idx;
+	struct cgroup *pcg = nodeid_cgroup(parent, &idx), *cg;
+	int err;
+
+	if (idx) {
+		fuse_reply_err(req, ENOTDIR);
+		return;
+	}
+	pthread_rwlock_rdlock(&fs_tree_lock);
+	err = fs_permission(req, pcg, 0, 3);
+	pthread_rwlock_unlock(&fs_tree_lock);
+	if (!err)
+		err = cgroup_mkdir(pcg, name, mode, ctx->uid, ctx->gid, &cg);
+	if (err) {
+		fuse_reply_err(req, -err);
+		return;
+	}
+	pthread_rwlock_rdlock(&fs_tree_lock);
+	reply_entry(req, cg, 0);
+	pthread_rwlock_unlock(&fs_tree_lock);
+}
+
+static void fs_ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	unsigned int idx;
+	struct cgroup *pcg = nodeid_cgroup(parent, &idx);
+	int err;
+
+	if (idx) {
+		fuse_reply_err(req, ENOTDIR);
+		return;
+	}
+	pthread_rwlock_rdlock(&fs_tree_lock);
+	err = fs_permission(req, pcg, 0, 3);
+	pthread_rwlock_unlock(&fs_tree_lock);
+	if (!err) {
+		procs_sync();
+		err = cgroup_rmdir(pcg, name);
+	}
+	fuse_reply_err(req, -err);
+}
+
+/* kernfs has no create, mknod, link, symlink, unlink or (cgroup2) rename */
+static void fs_ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+			 struct fuse_file_info *fi)
+{
+	(void)parent;
+	(void)name;
+	(void)mode;
+	(void)fi;
+	fuse_reply_err(req, EACCES);
+}
+
+static void fs_ll_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+			dev_t rdev)
+{
+	(void)parent;
+	(void)name;
+	(void)mode;
+	(void)rdev;
+	fuse_reply_err(req, EPERM);
+}
+
+static void fs_ll_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
+{
+	(void)link;
+	(void)parent;
+	(void)name;
+	fuse_reply_err(req, EPERM);
+}
+
+static void fs_ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
+{
+	(void)ino;
+	(void)newparent;
+	(void)newname;
+	fuse_reply_err(req, EPERM);
+}
+
+static void fs_ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	(void)parent;
+	(void)name;
+	fuse_reply_err(req, EPERM);
+}
+
+static void fs_ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
+			 fuse_ino_t newparent, const char *newname, unsigned int flags)
+{
+	(void)parent;
+	(void)name;
+	(void)newparent;
+	(void)newname;
+	(void)flags;
+	fuse_reply_err(req, EPERM);
+}
+
+/* ---- files ---- */
+static void handle_link(struct fs_handle *h)
+{
+	pthread_mutex_lock(&handles_lock);
+	h->all_next = all_handles;
+	if (all_handles)
+		all_handles->all_prev = h;
+	all_handles = h;
+	pthread_mutex_unlock(&handles_lock);
+}
+
+static void handle_free(struct fs_handle *h)
+{
+	pthread_mutex_lock(&handles_lock);
+	if (h->all_prev)
+		h->all_prev->all_next = h->all_next;
+	else
+		all_handles = h->all_next;
+	if (h->all_next)
+		h->all_next->all_prev = h->all_prev;
+	pthread_mutex_unlock(&handles_lock);
+	if (h->file->notify >= 0)
+		notify_poll_detach(h);
+	else
+		notify_set_ph(h, NULL);
+	if (h->mo)
+		memcg_file_release(h->mo);
+	if (h->file->type != FT_CORE && h->file->type != FT_MEMORY)
+		rootfiles_release(h);
+	sb_free(&h->snap);
+	free(h->groups);
+	pthread_mutex_destroy(&h->lock);
+	cgroup_put(h->cg);
+	free(h);
+}
+
+static void fs_ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	unsigned int idx;
+	struct cgroup *cg = nodeid_cgroup(ino, &idx);
+	const struct fs_file *f;
+	struct fs_handle *h;
+	int err = 0, acc;
+
+	if (!idx) {
+		fuse_reply_err(req, EISDIR);
+		return;
+	}
+	f = &fs_files[idx - 1];
+	h = calloc(1, sizeof(*h));
+	if (!h) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	pthread_mutex_init(&h->lock, NULL);
+	h->cg = cg;
+	h->idx = idx - 1;
+	h->file = f;
+	h->flags = fi->flags;
+	acc = fi->flags & O_ACCMODE;
+
+	pthread_rwlock_rdlock(&fs_tree_lock);
+	if (cg->removed)
+		err = -ENODEV;
+	else if (!fs_file_present(cg, idx - 1))
+		err = -ENOENT;
+	else
+		err = fs_permission(req, cg, idx, (acc != O_WRONLY ? 4 : 0) | (acc != O_RDONLY ? 2 : 0));
+	if (!err && f->type == FT_MEMORY) {
+		h->memcg = fs_file_memcg(cg, f);
+		err = memcg_file_open(f->mf, h->memcg, &h->mo);
+		/* PSI triggers: any window for CAP_SYS_RESOURCE (root) */
+		if (!err)
+			memcg_file_set_privileged(h->mo, fuse_req_ctx(req)->uid == 0);
+	}
+	if (!err)
+		cgroup_get(cg);
+	pthread_rwlock_unlock(&fs_tree_lock);
+	if (err) {
+		pthread_mutex_destroy(&h->lock);
+		free(h);
+		fuse_reply_err(req, -err);
+		return;
+	}
+	/* the opener's credentials, for cgroup.procs and PSI triggers */
+	{
+		const struct fuse_ctx *ctx = fuse_req_ctx(req);
+		gid_t groups[256];
+		int n = fuse_req_getgroups(req, 256, groups);
+
+		h->uid = ctx->uid;
+		h->gid = ctx->gid;
+		if (n > 256)
+			n = 256;
+		if (n > 0 && (h->groups = malloc((size_t)n * sizeof(gid_t)))) {
+			memcpy(h->groups, groups, (size_t)n * sizeof(gid_t));
+			h->ngroups = n;
+		}
+	}
+	if (f->type != FT_CORE && f->type != FT_MEMORY) {
+		err = rootfiles_open(h);
+		if (err) {
+			if (h->mo)
+				memcg_file_release(h->mo);
+			free(h->groups);
+			pthread_mutex_destroy(&h->lock);
+			cgroup_put(cg);
+			free(h);
+			fuse_reply_err(req, -err);
+			return;
+		}
+	}
+	if (f->notify >= 0)
+		notify_poll_attach(h);
+	handle_link(h);
+	fi->fh = (uintptr_t)h;
+	fi->direct_io = 1;
+	fi->keep_cache = 0;
+	fi->noflush = 1;
+	fi->nonseekable = !!(f->flags & FF_STREAM);
+	if (fuse_reply_open(req, fi))
+		handle_free(h);
+}
+
+void ops_exit(void)
+{
+	while (all_handles)
+		handle_free(all_handles);
+}
+
+static void fs_ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)ino;
+	handle_free((struct fs_handle *)(uintptr_t)fi->fh);
+	fuse_reply_err(req, 0);
+}
+
+/* The memcg a memory file is served by changed (-memory, rmdir): ENODEV. */
+static bool handle_stale(const struct fs_handle *h)
+{
+	if (h->cg->removed)
+		return true;
+	return h->file->type == FT_MEMORY && fs_file_memcg(h->cg, h->file) != h->memcg;
+}
+
+/* Render the whole file into the handle's snapshot.  Tree lock held. */
+static int render(struct fs_handle *h)
+{
+	const struct fs_file *f = h->file;
+	int err = 0;
+
+	sb_reset(&h->snap);
+	switch (f->type) {
+	case FT_CORE:
+		if (!f->show)
+			return -EINVAL;
+		err = f->show(h, &h->snap);
+		break;
+	case FT_MEMORY:
+	case FT_SLABINFO:
+		for (size_t want = 4096;;) {
+			long n;
+
+			if (sb_reserve(&h->snap, want))
+				return -ENOMEM;
+			if (f->type == FT_MEMORY)
+				n = memcg_file_read(h->mo, h->snap.buf, h->snap.cap);
+			else
+				n = (long)slabinfo_format(h->snap.buf, h->snap.cap);
+			if (n < 0)
+				return (int)n;
+			if ((size_t)n < h->snap.cap) {
+				h->snap.len = (size_t)n;
+				break;
+			}
+			want = (size_t)n + 1;
+		}
+		break;
+	case FT_TRACING_ON:
+		err = sb_printf(&h->snap, "%d\n", trace_is_on() ? 1 : 0);
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (err)
+		return err;
+	h->have_snap = true;
+	/* kernfs_seq_show(): this fd has seen the file's events so far */
+	h->ev_seen = f->notify >= 0 ? atomic_load(&h->cg->events[f->notify]) : 1;
+	return 0;
+}
+
+static void fs_ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi)
+{
+	struct fs_handle *h = (struct fs_handle *)(uintptr_t)fi->fh;
+	const struct fs_file *f = h->file;
+	char *out = NULL;
+	size_t n = 0;
+	int err = 0;
+
+	(void)ino;
+	if (f->type == FT_CTL || f->type == FT_TRACE_PIPE) {
+		rootfiles_read(req, h, size, off);
+		return;
+	}
+	/* listings and populated count what already exited or forked */
+	if (off == 0 && (!strcmp(f->name, "cgroup.procs") || !strcmp(f->name, "cgroup.threads") ||
+			 !strcmp(f->name, "cgroup.events")))
+		procs_sync();
+	pthread_mutex_lock(&h->lock);
+	pthread_rwlock_rdlock(&fs_tree_lock);
+	if (handle_stale(h))
+		err = -ENODEV;
+	else if (off == 0 || !h->have_snap)
+		err = render(h);
+	pthread_rwlock_unlock(&fs_tree_lock);
+	if (err) {
+		pthread_mutex_unlock(&h->lock);
+		fuse_reply_err(req, -err);
+		return;
+	}
+	/*
+	 * Reply from a copy, after the lock: once the reader has its bytes it
+	 * may close the file, and its RELEASE may free h while this thread is
+	 * still returning from the reply.
+	 */
+	if ((size_t)off < h->snap.len) {
+		n = h->snap.len - (size_t)off < size ? h->snap.len - (size_t)off : size;
+		out = malloc(n);
+		if (out)
+			memcpy(out, h->snap.buf + off, n);
+	}
+	pthread_mutex_unlock(&h->lock);
+	if (n && !out)
+		fuse_reply_err(req, ENOMEM);
+	else
+		fuse_reply_buf(req, out, n);
+	free(out);
+}
+
+static int write_core(struct fs_handle *h, const struct fs_caller *who, char *buf, size_t size)
+{
+	const struct fs_file *f = h->file;
+	int err;
+
+	if (!f->write)
+		return -EINVAL;
+	if (f->flags & FF_PSI) {
+		pthread_mutex_lock(&h->lock);
+		err = f->write(h, who, buf, size);
+		pthread_mutex_unlock(&h->lock);
+		return err;
+	}
+	return f->write(h, who, buf, size);
+}
+
+static void fs_ll_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
+			struct fuse_file_info *fi)
+{
+	struct fs_handle *h = (struct fs_handle *)(uintptr_t)fi->fh;
+	const struct fs_file *f = h->file;
+	struct fs_caller who;
+	char tmp[WRITE_MAX + 1];
+	int err;
+
+	(void)ino;
+	(void)off;
+	fs_caller_init(&who, req);
+	/* the notifier's self-write raises IN_MODIFY and changes nothing */
+	if (who.tid && who.tid == atomic_load(&fs_notifier_tid)) {
+		fuse_reply_write(req, size);
+		return;
+	}
+	if (f->type == FT_CTL || f->type == FT_TRACE_PIPE) {
+		rootfiles_write(req, h, buf, size);
+		return;
+	}
+	if (size > WRITE_MAX) {
+		fuse_reply_err(req, E2BIG);
+		return;
+	}
+	if (!size) {
+		fuse_reply_write(req, 0);
+		return;
+	}
+	memcpy(tmp, buf, size);
+	tmp[size] = '\0';
+	pthread_rwlock_rdlock(&fs_tree_lock);
+	err = handle_stale(h) ? -ENODEV : 0;
+	pthread_rwlock_unlock(&fs_tree_lock);
+	if (!err) {
+		switch (f->type) {
+		case FT_CORE:
+			err = write_core(h, &who, tmp, size);
+			break;
+		case FT_MEMORY:
+			pthread_mutex_lock(&h->lock);
+			err = memcg_file_write(h->mo, buf, size, h->flags & O_NONBLOCK);
+			if (!err && (f->flags & FF_PSI))
+				h->psi_trigger = true;
+			pthread_mutex_unlock(&h->lock);
+			break;
+		case FT_TRACING_ON: {
+			char *s = fs_strstrip(tmp), *end;
+			unsigned long v = strtoul(s, &end, 10);
+
+			if (!*s || *end || *s == '-')
+				err = -EINVAL;
+			else
+				trace_set_on(v != 0);
+			break;
+		}
+		default:
+			err = -EINVAL;
+			break;
+		}
+	}
+	if (err == FS_REPLIED)
+		return;
+	if (err)
+		fuse_reply_err(req, -err);
+	else
+		fuse_reply_write(req, size);
+}
+
+static void fs_ll_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
+			struct fuse_file_info *fi, unsigned flags, const void *in_buf,
+			size_t in_bufsz, size_t out_bufsz)
+{
+	struct fs_handle *h = (struct fs_handle *)(uintptr_t)fi->fh;
+
+	(void)ino;
+	(void)arg;
+	if (flags & FUSE_IOCTL_COMPAT) {
+		fuse_reply_err(req, ENOSYS);
+		return;
+	}
+	rootfiles_ioctl(req, h, cmd, in_buf, in_bufsz, out_bufsz);
+}
+
+static void fs_ll_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
+		       struct fuse_pollhandle *ph)
+{
+	struct fs_handle *h = (struct fs_handle *)(uintptr_t)fi->fh;
+	const struct fs_file *f = h->file;
+	unsigned int ev = POLLIN | POLLRDNORM | POLLOUT | POLLWRNORM;	/* DEFAULT_POLLMASK */
+
+	(void)ino;
+	if (f->type == FT_TRACE_PIPE || f->type == FT_CTL) {
+		ev = rootfiles_poll(h);
+		if (f->type == FT_TRACE_PIPE && ph) {
+			notify_set_ph(h, ph);
+			ph = NULL;
+		}
+	} else if (f->flags & FF_PSI) {
+		/* psi_trigger_poll(): no trigger on this fd is an error */
+		pthread_mutex_lock(&h->lock);
+		if (!h->psi_trigger)
+			ev |= POLLERR | POLLPRI;
+		else if (f->type == FT_MEMORY && memcg_file_poll(h->mo))
+			ev |= POLLPRI;
+		pthread_mutex_unlock(&h->lock);
+		if (f->notify >= 0 && ph) {
+			notify_set_ph(h, ph);
+			ph = NULL;
+		}
+	} else {
+		/* kernfs_generic_poll(): changed since this fd last read it */
+		uint64_t now = f->notify >= 0 ? atomic_load(&h->cg->events[f->notify]) : 1;
+
+		if (h->cg->removed || h->ev_seen != now)
+			ev |= POLLERR | POLLPRI;
+		if (f->notify >= 0 && ph) {
+			notify_set_ph(h, ph);
+			ph = NULL;
+		}
+	}
+	if (ph)
+		fuse_pollhandle_destroy(ph);	/* nothing will ever wake it */
+	fuse_reply_poll(req, ev);
+}
+
+static void fs_ll_init(void *userdata, struct fuse_conn_info *conn)
+{
+	(void)userdata;
+	/* nodes are addresses: no export through NFS */
+	conn->want &= ~FUSE_CAP_EXPORT_SUPPORT;
+	if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
+		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
+}
+
+const struct fuse_lowlevel_ops fs_ll_ops = {
+	.init = fs_ll_init,
+	.lookup = fs_ll_lookup,
+	.forget = fs_ll_forget,
+	.forget_multi = fs_ll_forget_multi,
+	.getattr = fs_ll_getattr,
+	.setattr = fs_ll_setattr,
+	.access = fs_ll_access,
+	.readdir = fs_ll_readdir,
+	.mkdir = fs_ll_mkdir,
+	.rmdir = fs_ll_rmdir,
+	.create = fs_ll_create,
+	.mknod = fs_ll_mknod,
+	.symlink = fs_ll_symlink,
+	.link = fs_ll_link,
+	.unlink = fs_ll_unlink,
+	.rename = fs_ll_rename,
+	.open = fs_ll_open,
+	.release = fs_ll_release,
+	.read = fs_ll_read,
+	.write = fs_ll_write,
+	.ioctl = fs_ll_ioctl,
+	.poll = fs_ll_poll,
+};

@@ -1,0 +1,1248 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * procs.c - processes and their cgroups (DESIGN "Tasks").
+ *
+ * As in the kernel, a process is in the cgroup it was last written to, else
+ * in its parent's cgroup as of its fork, up to the root.  memcgfs tracks a
+ * process (struct proc: a pidfd, a memcg task, its cgroup and its recent
+ * moves) once it matters: it made a request (it may charge), it was moved,
+ * or it was forked by a tracked process outside the root.  Untracked
+ * processes are in the root.
+ *
+ * Forks are followed through the proc connector (netlink, needs root);
+ * without it, or when it overflowed, an unseen process is resolved
+ * through its ancestors in /proc: the first tracked ancestor's cgroup as of
+ * the fork, by start time.  Exits come from the pidfds (readable once the
+ * process is a zombie, which is not listed).  A tracker thread waits on
+ * all of them with epoll; readers of cgroup.procs/cgroup.events and rmdir
+ * first drain what is already queued (procs_sync), so a cgroup whose last
+ * process just exited can be removed at once.
+ *
+ * The requesting process of a FUSE request is fuse_req_ctx()->pid, a
+ * thread id: leaders hit the process table directly, other threads a tid
+ * cache whose entries are dropped when their own pidfd (PIDFD_THREAD)
+ * reports the thread's exit.  /proc is read only on the first sight.
+ *
+ * Locking: procs_lock (inside fs_tree_lock) guards the tables, membership
+ * lists and counts, and each proc's fields; a proc is freed at its last
+ * reference (the table's, and one per request using it), which is when
+ * its memcg task exits.
+ */
+#include "internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/cn_proc.h>
+#include <linux/connector.h>
+#include <linux/netlink.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD	O_EXCL
+#endif
+#define PF_KTHREAD	0x00200000
+
+pthread_rwlock_t procs_lock = PTHREAD_RWLOCK_INITIALIZER;
+_Atomic pid_t fs_notifier_tid;
+
+#define TABLE_SIZE	4096		/* buckets, by pid */
+
+struct tid_ent {
+	pid_t tid;
+	int pidfd;
+	struct proc *p;			/* referenced */
+	char comm[16];
+	struct tid_ent *next;
+};
+
+static struct proc *proc_table[TABLE_SIZE];
+static struct tid_ent *tid_table[TABLE_SIZE];
+static bool pidfd_thread_ok = true;
+
+/* epoll data: a tag in the high bits, a pid in the low 32 */
+#define TAG_PROC	(1ull << 32)
+#define TAG_TID		(2ull << 32)
+#define TAG_NL		(3ull << 32)
+#define TAG_STOP	(4ull << 32)
+
+static int epfd = -1;
+static int stop_fd = -1;
+static int nl_fd = -1;
+static bool use_connector;
+static pthread_mutex_t nl_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic bool nl_overflow;
+static pthread_t tracker;
+static bool tracker_running;
+static uint64_t tick_ns;
+
+/* ---- /proc ---- */
+struct pstat {
+	pid_t ppid;
+	char state;
+	unsigned long flags;
+	unsigned long long utime, stime, start;
+	long nice;
+	char comm[16];
+};
+
+static int read_pstat_path(const char *path, struct pstat *st)
+{
+	char buf[1024], *l, *r;
+	ssize_t n = fs_read_file(path, buf, sizeof(buf));
+	size_t clen;
+
+	if (n < 0)
+		return n == -ENOENT ? -ESRCH : (int)n;
+	l = strchr(buf, '(');
+	r = strrchr(buf, ')');
+	if (!l || !r || r < l)
+		return -EIO;
+	clen = (size_t)(r - l - 1);
+	if (clen > sizeof(st->comm) - 1)
+		clen = sizeof(st->comm) - 1;
+	memcpy(st->comm, l + 1, clen);
+	st->comm[clen] = '\0';
+	if (sscanf(r + 2, "%c %d %*d %*d %*d %*d %lu %*u %*u %*u %*u %llu %llu %*d %*d %*d %ld %*d %*d %llu",
+		   &st->state, &st->ppid, &st->flags, &st->utime, &st->stime, &st->nice,
+		   &st->start) != 7)
+		return -EIO;
+	return 0;
+}
+
+static int read_pstat(pid_t pid, struct pstat *st)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	return read_pstat_path(path, st);
+}
+
+/* A thread's thread group, from /proc/TID/status (slow path only). */
+static pid_t read_tgid(pid_t tid)
+{
+	char path[64], buf[4096], *t;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	if (fs_read_file(path, buf, sizeof(buf)) < 0)
+		return -ESRCH;
+	t = strstr(buf, "\nTgid:");
+	if (!t)
+		return -EIO;
+	return (pid_t)strtol(t + 6, NULL, 10);
+}
+
+static int read_comm(pid_t tid, char comm[16])
+{
+	char path[64], buf[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", tid);
+	n = fs_read_file(path, buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	if (n && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	if (n > 15)
+		n = 15;
+	memcpy(comm, buf, (size_t)n);
+	comm[n] = '\0';
+	return 0;
+}
+
+static uint64_t boottime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+static int pidfd_open(pid_t pid, unsigned int flags)
+{
+	return (int)syscall(SYS_pidfd_open, pid, flags);
+}
+
+static int pidfd_send_signal(int fd, int sig)
+{
+	return (int)syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0);
+}
+
+/* ---- the tables ---- */
+static struct proc *proc_find(pid_t pid)
+{
+	struct proc *p = proc_table[(unsigned int)pid % TABLE_SIZE];
+
+	for (; p; p = p->hash_next)
+		if (p->pid == pid)
+			return p;
+	return NULL;
+}
+
+static struct tid_ent *tid_find(pid_t tid)
+{
+	struct tid_ent *t = tid_table[(unsigned int)tid % TABLE_SIZE];
+
+	for (; t; t = t->next)
+		if (t->tid == tid)
+			return t;
+	return NULL;
+}
+
+void proc_get(struct proc *p)
+{
+	atomic_fetch_add_explicit(&p->ref, 1, memory_order_relaxed);
+}
+
+void proc_put(struct proc *p)
+{
+	if (atomic_fetch_sub_explicit(&p->ref, 1, memory_order_acq_rel) != 1)
+		return;
+	/* the last request of an exited process is done: its task exits */
+	memcg_task_exit(p->task);
+	for (unsigned int i = 0; i < p->nr_moves; i++)
+		cgroup_put(p->moves[i].from);
+	cgroup_put(p->cg);
+	free(p);
+}
+
+/* Count live members at and below; flips of populated notify cgroup.events. */
+static void populated_add(struct cgroup *cg, long d)
+{
+	for (; cg; cg = cg->parent) {
+		bool was = cg->nr_populated > 0;
+
+		cg->nr_populated = (unsigned long)((long)cg->nr_populated + d);
+		if (was != (cg->nr_populated > 0) && cg->parent)
+			fs_notify(cg, NF_CGROUP_EVENTS);
+	}
+}
+
+static void member_link(struct proc *p, struct cgroup *cg)
+{
+	p->cg = cg;
+	p->cg_prev = NULL;
+	p->cg_next = cg->procs;
+	if (cg->procs)
+		cg->procs->cg_prev = p;
+	cg->procs = p;
+	cg->nr_procs++;
+	populated_add(cg, 1);
+}
+
+static void member_unlink(struct proc *p)
+{
+	struct cgroup *cg = p->cg;
+
+	if (p->cg_prev)
+		p->cg_prev->cg_next = p->cg_next;
+	else
+		cg->procs = p->cg_next;
+	if (p->cg_next)
+		p->cg_next->cg_prev = p->cg_prev;
+	p->cg_next = p->cg_prev = NULL;
+	cg->nr_procs--;
+	populated_add(cg, -1);
+}
+
+/* The cgroup p was in at boottime t (its moves, newest last). */
+static struct cgroup *proc_cgroup_at(const struct proc *p, uint64_t t)
+{
+	for (unsigned int i = 0; i < p->nr_moves; i++)
+		if (t < p->moves[i].when_ns)
+			return p->moves[i].from;
+	return p->cg;
+}
+
+static struct cgroup *live_cgroup(struct cgroup *cg)
+{
+	while (cg->removed && cg->parent)
+		cg = cg->parent;
+	return cg;
+}
+
+/*
+ * proc_track - start tracking pid in cg.  st, when given, is what /proc
+ * said: the pid must still be that process once we hold its pidfd.
+ * fs_tree_lock (read) and procs_lock (write) held.
+ */
+static struct proc *proc_track(pid_t pid, struct cgroup *cg, const struct pstat *st, int *err)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct pstat now;
+	struct proc *p;
+	int fd = pidfd_open(pid, 0);
+
+	if (fd < 0) {
+		*err = errno == ESRCH || errno == EINVAL ? -ESRCH : -errno;
+		return NULL;
+	}
+	if (read_pstat(pid, &now) || (st && now.start != st->start) || now.state == 'Z' ||
+	    now.state == 'X') {
+		close(fd);
+		*err = -ESRCH;
+		return NULL;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		close(fd);
+		*err = -ENOMEM;
+		return NULL;
+	}
+	p->pid = pid;
+	p->pidfd = fd;
+	p->start = now.start;
+	p->start_ns = now.start * tick_ns;
+	memcpy(p->comm, now.comm, sizeof(p->comm));
+	p->task = memcg_task_create(pid, cgroup_memcg(cg));
+	if (!p->task) {
+		close(fd);
+		free(p);
+		*err = -ENOMEM;
+		return NULL;
+	}
+	atomic_init(&p->ref, 1);
+	cgroup_get(cg);
+	member_link(p, cg);
+	p->hash_next = proc_table[(unsigned int)pid % TABLE_SIZE];
+	proc_table[(unsigned int)pid % TABLE_SIZE] = p;
+	ev.data.u64 = TAG_PROC | (uint32_t)pid;
+	if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev))
+		fs_warn("epoll_ctl(pidfd %d): %s", pid, strerror(errno));
+	if (cg->frozen && !pidfd_send_signal(fd, SIGSTOP))
+		p->stopped = true;
+	return p;
+}
+
+/* The process exited (its pidfd is readable).  procs_lock held (write). */
+static void proc_exit_locked(struct proc *p)
+{
+	struct proc **pp = &proc_table[(unsigned int)p->pid % TABLE_SIZE];
+	struct pstat st;
+
+	if (p->exited)
+		return;
+	p->exited = true;
+	/* a zombie still shows its CPU time: the cgroup keeps it (cpu.stat) */
+	if (!read_pstat(p->pid, &st) && st.start == p->start) {
+		for (struct cgroup *c = p->cg; c; c = c->parent) {
+			c->dead_user_ticks += st.utime;
+			c->dead_sys_ticks += st.stime;
+		}
+	}
+	epoll_ctl(epfd, EPOLL_CTL_DEL, p->pidfd, NULL);
+	close(p->pidfd);
+	p->pidfd = -1;
+	for (; *pp; pp = &(*pp)->hash_next) {
+		if (*pp == p) {
+			*pp = p->hash_next;
+			break;
+		}
+	}
+	member_unlink(p);
+	proc_put(p);
+}
+
+static void tid_drop_locked(struct tid_ent *t)
+{
+	struct tid_ent **pp = &tid_table[(unsigned int)t->tid % TABLE_SIZE];
+
+	for (; *pp; pp = &(*pp)->next) {
+		if (*pp == t) {
+			*pp = t->next;
+			break;
+		}
+	}
+	if (t->pidfd >= 0) {
+		epoll_ctl(epfd, EPOLL_CTL_DEL, t->pidfd, NULL);
+		close(t->pidfd);
+	}
+	proc_put(t->p);
+	free(t);
+}
+
+static bool fd_readable(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	return poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLIN | POLLHUP | POLLERR));
+}
+
+/* An epoll event of a pidfd: the process or thread (looked up again) exited. */
+static void handle_pid_event(uint64_t data)
+{
+	pid_t pid = (pid_t)(uint32_t)data;
+
+	pthread_rwlock_wrlock(&procs_lock);
+	if ((data & ~0xffffffffull) == TAG_PROC) {
+		struct proc *p = proc_find(pid);
+
+		if (p && p->pidfd >= 0 && fd_readable(p->pidfd))
+			proc_exit_locked(p);
+	} else {
+		struct tid_ent *t = tid_find(pid);
+
+		if (t && t->pidfd >= 0 && fd_readable(t->pidfd))
+			tid_drop_locked(t);
+	}
+	pthread_rwlock_unlock(&procs_lock);
+}
+
+/*
+ * The cgroup of an untracked process: its first tracked ancestor's cgroup
+ * as of the fork of the child on the way down (an untracked process never
+ * moved, so it is where it was forked).  Tree lock and procs_lock held.
+ */
+static struct cgroup *resolve_unseen(const struct pstat *st)
+{
+	struct pstat cur = *st, parent;
+
+	for (int depth = 0; depth < 128; depth++) {
+		struct proc *p;
+
+		if (cur.ppid <= 0)
+			return fs_root;
+		p = proc_find(cur.ppid);
+		if (p && !p->exited && p->start <= cur.start) {
+			/* same clock tick as a move: taken as after it */
+			uint64_t t = cur.start * tick_ns + tick_ns - 1;
+
+			return live_cgroup(proc_cgroup_at(p, t));
+		}
+		if (read_pstat(cur.ppid, &parent) || parent.start > cur.start)
+			return fs_root;
+		cur = parent;
+	}
+	return fs_root;
+}
+
+/* Track pid if it is not yet; its cgroup resolved through /proc. Locks held. */
+static struct proc *proc_lookup_or_track(pid_t pid, int *err)
+{
+	struct proc *p = proc_find(pid);
+	struct pstat st;
+
+	if (p)
+		return p;
+	*err = read_pstat(pid, &st);
+	if (*err)
+		return NULL;
+	if (st.state == 'Z' || st.state == 'X') {
+		*err = -ESRCH;
+		return NULL;
+	}
+	return proc_track(pid, resolve_unseen(&st), &st, err);
+}
+
+/* ---- the requesting process ---- */
+int procs_caller(const struct fs_caller *who, struct proc **out, char comm[16])
+{
+	pid_t tid = who->tid, tgid;
+	struct tid_ent *t;
+	struct proc *p;
+	char tcomm[16] = "";
+	int err = 0;
+
+	if (!tid)
+		return -EPERM;		/* from another pid namespace */
+	pthread_rwlock_rdlock(&procs_lock);
+	p = proc_find(tid);
+	if (p && !p->exited) {
+		proc_get(p);
+		if (comm)
+			memcpy(comm, p->comm, 16);
+		pthread_rwlock_unlock(&procs_lock);
+		*out = p;
+		return 0;
+	}
+	t = tid_find(tid);
+	if (t && !t->p->exited) {
+		proc_get(t->p);
+		if (comm)
+			memcpy(comm, t->comm, 16);
+		pthread_rwlock_unlock(&procs_lock);
+		*out = t->p;
+		return 0;
+	}
+	pthread_rwlock_unlock(&procs_lock);
+
+	/* first sight: /proc, once */
+	tgid = read_tgid(tid);
+	if (tgid < 0)
+		return tgid;
+	if (tgid != tid && read_comm(tid, tcomm))
+		return -ESRCH;
+	pthread_rwlock_rdlock(&fs_tree_lock);
+	pthread_rwlock_wrlock(&procs_lock);
+	p = proc_lookup_or_track(tgid, &err);
+	if (p && tgid != tid && !tid_find(tid) && pidfd_thread_ok) {
+		int fd = pidfd_open(tid, PIDFD_THREAD);
+
+		if (fd < 0 && errno == EINVAL) {
+			/* a kernel before 6.9: no thread pidfds, no cache */
+			pidfd_thread_ok = false;
+		} else if (fd >= 0) {
+			struct tid_ent *n = calloc(1, sizeof(*n));
+			struct epoll_event ev = { .events = EPOLLIN,
+						  .data.u64 = TAG_TID | (uint32_t)tid };
+
+			if (n && !epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev)) {
+				n->tid = tid;
+				n->pidfd = fd;
+				n->p = p;
+				proc_get(p);
+				memcpy(n->comm, tcomm, 16);
+				n->next = tid_table[(unsigned int)tid % TABLE_SIZE];
+				tid_table[(unsigned int)tid % TABLE_SIZE] = n;
+			} else {
+				free(n);
+				close(fd);
+			}
+		}
+	}
+	if (p) {
+		proc_get(p);
+		if (comm)
+			memcpy(comm, tgid == tid ? p->comm : tcomm, 16);
+	}
+	pthread_rwlock_unlock(&procs_lock);
+	pthread_rwlock_unlock(&fs_tree_lock);
+	if (!p)
+		return err;
+	*out = p;
+	return 0;
+}
+
+/* ---- the proc connector ---- */
+static int connector_open(void)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = CN_IDX_PROC };
+	struct {
+		struct nlmsghdr nl;
+		struct cn_msg cn;
+		enum proc_cn_mcast_op op;
+	} __attribute__((packed)) msg;
+	int fd, rcvbuf = 4 << 20;
+
+	fd = socket(PF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_CONNECTOR);
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf));
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	memset(&msg, 0, sizeof(msg));
+	msg.nl.nlmsg_len = sizeof(msg);
+	msg.nl.nlmsg_type = NLMSG_DONE;
+	msg.nl.nlmsg_pid = (unsigned int)getpid();
+	msg.cn.id.idx = CN_IDX_PROC;
+	msg.cn.id.val = CN_VAL_PROC;
+	msg.cn.len = sizeof(enum proc_cn_mcast_op);
+	msg.op = PROC_CN_MCAST_LISTEN;
+	if (send(fd, &msg, sizeof(msg), 0) < 0) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* A fork: the child of a tracked process outside the root is tracked too. */
+static void connector_fork(const struct proc_event *ev, uint64_t mono_to_boot)
+{
+	pid_t child = ev->event_data.fork.child_tgid;
+	struct proc *parent;
+	struct cgroup *cg;
+	int err;
+
+	if (ev->event_data.fork.child_pid != child)
+		return;			/* a thread */
+	parent = proc_find(ev->event_data.fork.parent_tgid);
+	if (!parent || parent->exited || proc_find(child))
+		return;
+	cg = live_cgroup(proc_cgroup_at(parent, ev->timestamp_ns + mono_to_boot));
+	if (cg == fs_root)
+		return;
+	proc_track(child, cg, NULL, &err);
+}
+
+static void connector_event(const struct proc_event *ev, uint64_t mono_to_boot)
+{
+	switch (ev->what) {
+	case PROC_EVENT_FORK:
+		connector_fork(ev, mono_to_boot);
+		break;
+	case PROC_EVENT_EXEC: {
+		/* exec renames it (no COMM event then): the trace's COMM-PID */
+		pid_t pid = ev->event_data.exec.process_pid;
+		struct proc *p = proc_find(pid);
+		struct tid_ent *t = tid_find(pid);
+
+		if (p || t) {
+			char comm[16];
+
+			if (!read_comm(pid, comm)) {
+				if (p)
+					memcpy(p->comm, comm, sizeof(comm));
+				if (t)
+					memcpy(t->comm, comm, sizeof(comm));
+			}
+		}
+		break;
+	}
+	case PROC_EVENT_COMM: {
+		pid_t pid = ev->event_data.comm.process_pid;
+		struct proc *p = proc_find(pid);
+		struct tid_ent *t = tid_find(pid);
+
+		if (p)
+			snprintf(p->comm, sizeof(p->comm), "%s", ev->event_data.comm.comm);
+		if (t)
+			snprintf(t->comm, sizeof(t->comm), "%s", ev->event_data.comm.comm);
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+static void procs_rescan(void);
+
+/* Apply every queued connector message (serialised: forks stay in order). */
+static void connector_drain(void)
+{
+	char buf[16384] __attribute__((aligned(NLMSG_ALIGNTO)));
+	uint64_t mono_to_boot;
+
+	if (nl_fd < 0)
+		return;
+	pthread_mutex_lock(&nl_lock);
+	mono_to_boot = boottime_ns() - fs_now_ns();
+	for (;;) {
+		ssize_t n = recv(nl_fd, buf, sizeof(buf), 0);
+		struct nlmsghdr *nh;
+
+		if (n < 0) {
+			if (errno == ENOBUFS) {
+				/* events were lost: find who we missed in /proc */
+				atomic_store(&nl_overflow, true);
+				continue;
+			}
+			break;
+		}
+		if (!n)
+			break;
+		pthread_rwlock_rdlock(&fs_tree_lock);
+		pthread_rwlock_wrlock(&procs_lock);
+		for (nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, (size_t)n); nh = NLMSG_NEXT(nh, n)) {
+			struct cn_msg *cn;
+			struct proc_event ev;
+
+			if (nh->nlmsg_type == NLMSG_ERROR || nh->nlmsg_type == NLMSG_NOOP)
+				continue;
+			cn = NLMSG_DATA(nh);
+			if (cn->id.idx != CN_IDX_PROC || cn->id.val != CN_VAL_PROC ||
+			    cn->len < offsetof(struct proc_event, event_data) + sizeof(ev.event_data.fork))
+				continue;
+			/* the event sits 4 bytes off its alignment in the message */
+			memset(&ev, 0, sizeof(ev));
+			memcpy(&ev, cn->data, cn->len < sizeof(ev) ? cn->len : sizeof(ev));
+			connector_event(&ev, mono_to_boot);
+		}
+		pthread_rwlock_unlock(&procs_lock);
+		pthread_rwlock_unlock(&fs_tree_lock);
+	}
+	pthread_mutex_unlock(&nl_lock);
+	if (atomic_exchange(&nl_overflow, false))
+		procs_rescan();
+}
+
+/*
+ * Every process in /proc that is not tracked, resolved through its
+ * ancestors: those outside the root are tracked from now on.
+ */
+static void procs_rescan(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+
+	if (!d)
+		return;
+	pthread_rwlock_rdlock(&fs_tree_lock);
+	pthread_rwlock_wrlock(&procs_lock);
+	while ((de = readdir(d))) {
+		pid_t pid = (pid_t)strtol(de->d_name, NULL, 10);
+		struct pstat st;
+		struct cgroup *cg;
+		int err;
+
+		if (pid <= 0 || proc_find(pid) || read_pstat(pid, &st) || st.state == 'Z')
+			continue;
+		cg = resolve_unseen(&st);
+		if (cg != fs_root)
+			proc_track(pid, cg, &st, &err);
+	}
+	pthread_rwlock_unlock(&procs_lock);
+	pthread_rwlock_unlock(&fs_tree_lock);
+	closedir(d);
+}
+
+/* ---- exits and sync ---- */
+void procs_collect_exits(void)
+{
+	struct epoll_event ev[64];
+	int n;
+
+	if (epfd < 0)
+		return;
+	/*
+	 * Forks first: a child forked just before its parent exited must be
+	 * tracked (its fork event is already queued) before the exit forgets
+	 * the parent.  No fs lock may be held here.
+	 */
+	connector_drain();
+	do {
+		n = epoll_wait(epfd, ev, 64, 0);
+		for (int i = 0; i < n; i++) {
+			uint64_t tag = ev[i].data.u64 & ~0xffffffffull;
+
+			if (tag == TAG_PROC || tag == TAG_TID)
+				handle_pid_event(ev[i].data.u64);
+		}
+	} while (n == 64);
+}
+
+void procs_sync(void)
+{
+	if (!use_connector)
+		procs_rescan();
+	procs_collect_exits();
+}
+
+static void *tracker_main(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		struct epoll_event ev[64];
+		int n = epoll_wait(epfd, ev, 64, -1);
+
+		if (n < 0 && errno != EINTR) {
+			fs_err("process tracker: epoll_wait: %s", strerror(errno));
+			break;
+		}
+		/* forks before exits (see procs_collect_exits) */
+		if (n > 0)
+			connector_drain();
+		for (int i = 0; i < n; i++) {
+			uint64_t tag = ev[i].data.u64 & ~0xffffffffull;
+
+			if (tag == TAG_STOP)
+				return NULL;
+			if (tag != TAG_NL)
+				handle_pid_event(ev[i].data.u64);
+		}
+	}
+	return NULL;
+}
+
+/* ---- cgroup.procs and cgroup.threads ---- */
+static int list_tasks(pid_t pid, struct strbuf *sb)
+{
+	char path[64];
+	struct dirent *de;
+	DIR *d;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return 0;		/* gone meanwhile */
+	while (!err && (de = readdir(d)))
+		if (de->d_name[0] >= '0' && de->d_name[0] <= '9')
+			err = sb_printf(sb, "%s\n", de->d_name);
+	closedir(d);
+	return err;
+}
+
+/* The root's: every host process in no child cgroup (its threaded ones aside). */
+static int list_root(bool threads, struct strbuf *sb)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int err = 0;
+
+	if (!d)
+		return -errno;
+	while (!err && (de = readdir(d))) {
+		pid_t pid = (pid_t)strtol(de->d_name, NULL, 10);
+		struct proc *p;
+		struct pstat st;
+		bool in_root;
+
+		if (pid <= 0)
+			continue;
+		p = proc_find(pid);
+		if (p) {
+			in_root = !p->exited && (threads ? p->cg == fs_root : p->cg->dom == fs_root);
+		} else {
+			char path[64], buf[512], *r;
+
+			/* untracked: in the root unless a zombie */
+			snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+			in_root = fs_read_file(path, buf, sizeof(buf)) > 0 && (r = strrchr(buf, ')')) &&
+				  r[1] == ' ' && r[2] != 'Z' && r[2] != 'X';
+			(void)st;
+		}
+		if (!in_root)
+			continue;
+		err = threads ? list_tasks(pid, sb) : sb_printf(sb, "%d\n", pid);
+	}
+	closedir(d);
+	return err;
+}
+
+static int list_domain(struct cgroup *cg, struct cgroup *dom, struct strbuf *sb)
+{
+	int err = 0;
+
+	if (cg->dom != dom)
+		return 0;
+	for (struct proc *p = cg->procs; p && !err; p = p->cg_next)
+		if (!p->exited)
+			err = sb_printf(sb, "%d\n", p->pid);
+	for (struct cgroup *c = cg->first_child; c && !err; c = c->next_sibling)
+		if (cgroup_is_threaded(c))
+			err = list_domain(c, dom, sb);
+	return err;
+}
+
+/* Tree lock held (read); procs_sync() done by the caller. */
+int procs_list(struct cgroup *cg, bool threads, struct strbuf *sb)
+{
+	int err = 0;
+
+	if (!threads && cgroup_is_threaded(cg))
+		return -EOPNOTSUPP;
+	pthread_rwlock_rdlock(&procs_lock);
+	if (!cg->parent) {
+		err = list_root(threads, sb);
+	} else if (!threads) {
+		err = list_domain(cg, cg, sb);
+	} else {
+		for (struct proc *p = cg->procs; p && !err; p = p->cg_next)
+			if (!p->exited)
+				err = list_tasks(p->pid, sb);
+	}
+	pthread_rwlock_unlock(&procs_lock);
+	return err;
+}
+
+/* generic_permission() for MAY_WRITE with the opener's credentials */
+static bool may_write(const struct fs_handle *h, const struct cgroup *cg, unsigned int idx)
+{
+	uid_t uid;
+	gid_t gid;
+	mode_t mode;
+
+	if (h->uid == 0)
+		return true;		/* CAP_DAC_OVERRIDE */
+	cgroup_file_owner(cg, idx, &uid, &gid, &mode);
+	if (h->uid == uid)
+		return mode & 0200;
+	if (h->gid == gid)
+		return mode & 0020;
+	for (int i = 0; i < h->ngroups; i++)
+		if (h->groups[i] == gid)
+			return mode & 0020;
+	return mode & 0002;
+}
+
+/* Pin the children p has now where they are: a move does not take them along. */
+static void pin_children(struct proc *p, struct cgroup *src)
+{
+	char path[64], buf[4096];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", p->pid);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char cpath[64 + 256 + 16];
+		char *s, *end;
+
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		if (snprintf(cpath, sizeof(cpath), "%s/%.16s/children", path, de->d_name) >=
+		    (int)sizeof(cpath) || fs_read_file(cpath, buf, sizeof(buf)) <= 0)
+			continue;
+		for (s = buf;; s = end) {
+			pid_t c = (pid_t)strtol(s, &end, 10);
+			int err;
+
+			if (end == s)
+				break;
+			if (c > 0 && !proc_find(c))
+				proc_track(c, src, NULL, &err);
+		}
+	}
+	closedir(d);
+}
+
+static void record_move(struct proc *p, struct cgroup *from)
+{
+	if (p->nr_moves == PROC_MOVES) {
+		cgroup_put(p->moves[0].from);
+		memmove(p->moves, p->moves + 1, sizeof(p->moves[0]) * (PROC_MOVES - 1));
+		p->nr_moves--;
+	}
+	cgroup_get(from);
+	p->moves[p->nr_moves++] = (struct proc_move){ boottime_ns(), from };
+}
+
+/* Migrate a tracked process (cgroup_attach_task for a whole thread group). */
+static void proc_move_locked(struct proc *p, struct cgroup *dst)
+{
+	struct cgroup *src = p->cg;
+
+	if (src == dst)
+		return;
+	pin_children(p, src);
+	record_move(p, src);
+	member_unlink(p);
+	member_link(p, dst);
+	cgroup_get(dst);
+	cgroup_put(src);
+	/* charges never move: only the task's future charges go to dst */
+	memcg_task_attach(p->task, cgroup_memcg(dst));
+	if (dst->frozen && !p->stopped && !pidfd_send_signal(p->pidfd, SIGSTOP))
+		p->stopped = true;
+	else if (!dst->frozen && p->stopped && !pidfd_send_signal(p->pidfd, SIGCONT))
+		p->stopped = false;
+}
+
+/* cgroup_migrate_vet_dst() */
+static int vet_dst(const struct cgroup *dst)
+{
+	if (!cgroup_is_valid_domain(dst->dom))
+		return -EOPNOTSUPP;
+	if (cgroup_can_be_thread_root(dst) || cgroup_is_threaded(dst))
+		return 0;
+	/* no internal processes */
+	return dst->subtree_memory ? -EBUSY : 0;
+}
+
+/*
+ * procs_move - a write of cgroup.procs (or cgroup.threads, approximated:
+ * the thread's whole process moves, within its resource domain only) as
+ * __cgroup_procs_write(): ENODEV, then the pid (EINVAL, ESRCH), then the
+ * opener's permission on the common ancestor's cgroup.procs (EACCES), then
+ * the destination (EOPNOTSUPP, EBUSY).
+ */
+int procs_move(struct cgroup *dst, const struct fs_caller *who, const struct fs_handle *h,
+	       char *buf, bool threads)
+{
+	struct cgroup *src, *com;
+	struct proc *p = NULL;
+	struct pstat st;
+	pid_t pid, tgid;
+	int v, err;
+
+	pthread_rwlock_rdlock(&fs_tree_lock);
+	if (dst->removed) {
+		err = -ENODEV;
+		goto out_tree;
+	}
+	err = fs_kstrtoint(fs_strstrip(buf), &v);
+	if (err)
+		goto out_tree;
+	if (v < 0) {
+		err = -EINVAL;
+		goto out_tree;
+	}
+	pid = v;
+	if (!pid) {
+		/* 0: the writer itself */
+		pid = who->tid;
+		if (!pid) {
+			err = -EPERM;
+			goto out_tree;
+		}
+	}
+	tgid = read_tgid(pid);
+	if (tgid < 0) {
+		err = -ESRCH;
+		goto out_tree;
+	}
+	err = read_pstat(tgid, &st);
+	if (err || st.state == 'Z' || st.state == 'X') {
+		err = -ESRCH;
+		goto out_tree;
+	}
+	if (st.flags & PF_KTHREAD) {
+		err = -EINVAL;
+		goto out_tree;
+	}
+	pthread_rwlock_wrlock(&procs_lock);
+	p = proc_find(tgid);
+	src = p ? p->cg : resolve_unseen(&st);
+	/* cgroup_procs_write_permission(): the common ancestor's cgroup.procs */
+	for (com = src; !cgroup_is_descendant(dst, com); com = com->parent)
+		;
+	if (!may_write(h, com, (unsigned int)fs_file_index("cgroup.procs") + 1)) {
+		err = -EACCES;
+		goto out_procs;
+	}
+	err = vet_dst(dst);
+	if (err)
+		goto out_procs;
+	if (threads && src->dom != dst->dom) {
+		err = -EOPNOTSUPP;
+		goto out_procs;
+	}
+	if (!p) {
+		if (src == dst && dst == fs_root)
+			goto out_procs;
+		p = proc_track(tgid, src, &st, &err);
+		if (!p)
+			goto out_procs;
+	}
+	proc_move_locked(p, dst);
+out_procs:
+	pthread_rwlock_unlock(&procs_lock);
+out_tree:
+	pthread_rwlock_unlock(&fs_tree_lock);
+	return err;
+}
+
+/* ---- kill, freeze, cpu.stat, reattach ---- */
+static void for_each_proc(struct cgroup *cg, void (*fn)(struct proc *p, void *arg), void *arg)
+{
+	for (struct proc *p = cg->procs; p; p = p->cg_next)
+		if (!p->exited)
+			fn(p, arg);
+	for (struct cgroup *c = cg->first_child; c; c = c->next_sibling)
+		for_each_proc(c, fn, arg);
+}
+
+static void kill_one(struct proc *p, void *arg)
+{
+	(void)arg;
+	pidfd_send_signal(p->pidfd, SIGKILL);
+}
+
+int procs_kill(struct cgroup *cg)
+{
+	int err = 0;
+
+	procs_sync();
+	pthread_rwlock_rdlock(&fs_tree_lock);
+	if (cg->removed)
+		err = -ENOENT;
+	else if (cgroup_is_threaded(cg))
+		err = -EOPNOTSUPP;
+	if (!err) {
+		pthread_rwlock_rdlock(&procs_lock);
+		for_each_proc(cg, kill_one, NULL);
+		pthread_rwlock_unlock(&procs_lock);
+	}
+	pthread_rwlock_unlock(&fs_tree_lock);
+	return err;
+}
+
+/* cgroup_freeze(): the effective state of a subtree; frozen changes notify. */
+static void update_frozen(struct cgroup *cg, uint64_t now)
+{
+	bool frozen = cg->freeze || (cg->parent && cg->parent->frozen);
+
+	if (frozen != cg->frozen) {
+		cg->frozen = frozen;
+		if (frozen) {
+			cg->frozen_since_ns = now;
+		} else {
+			cg->frozen_total_ns += now - cg->frozen_since_ns;
+		}
+		for (struct proc *p = cg->procs; p; p = p->cg_next) {
+			if (p->exited || p->stopped == frozen)
+				continue;
+			if (!pidfd_send_signal(p->pidfd, frozen ? SIGSTOP : SIGCONT))
+				p->stopped = frozen;
+		}
+		fs_notify(cg, NF_CGROUP_EVENTS);
+	}
+	for (struct cgroup *c = cg->first_child; c; c = c->next_sibling)
+		update_frozen(c, now);
+}
+
+int procs_freeze(struct cgroup *cg, bool freeze)
+{
+	int err = 0;
+
+	pthread_rwlock_rdlock(&fs_tree_lock);
+	if (cg->removed) {
+		err = -ENOENT;
+	} else {
+		pthread_rwlock_wrlock(&procs_lock);
+		cg->freeze = freeze;
+		update_frozen(cg, fs_now_ns());
+		pthread_rwlock_unlock(&procs_lock);
+	}
+	pthread_rwlock_unlock(&fs_tree_lock);
+	return err;
+}
+
+struct cputime {
+	uint64_t user, sys;
+};
+
+static void add_cputime(struct proc *p, void *arg)
+{
+	struct cputime *ct = arg;
+	struct pstat st;
+
+	if (!read_pstat(p->pid, &st) && st.start == p->start) {
+		ct->user += st.utime;
+		ct->sys += st.stime;
+	}
+}
+
+void procs_cputime(struct cgroup *cg, uint64_t *user_us, uint64_t *system_us, uint64_t *nice_us)
+{
+	struct cputime ct = { 0, 0 };
+	uint64_t tick_us = tick_ns / 1000;
+
+	*nice_us = 0;
+	if (!cg->parent) {
+		/* root_cgroup_cputime(): the whole machine */
+		char buf[512];
+		unsigned long long user, nice, system, idle, iowait, irq, softirq;
+
+		if (fs_read_file("/proc/stat", buf, sizeof(buf)) > 0 &&
+		    sscanf(buf, "cpu %llu %llu %llu %llu %llu %llu %llu", &user, &nice, &system,
+			   &idle, &iowait, &irq, &softirq) == 7) {
+			*user_us = (user + nice) * tick_us;
+			*system_us = (system + irq + softirq) * tick_us;
+			*nice_us = nice * tick_us;
+			return;
+		}
+	}
+	pthread_rwlock_rdlock(&procs_lock);
+	for_each_proc(cg, add_cputime, &ct);
+	ct.user += cg->dead_user_ticks;
+	ct.sys += cg->dead_sys_ticks;
+	pthread_rwlock_unlock(&procs_lock);
+	*user_us = ct.user * tick_us;
+	*system_us = ct.sys * tick_us;
+}
+
+static void reattach_one(struct proc *p, void *arg)
+{
+	(void)arg;
+	memcg_task_attach(p->task, cgroup_memcg(p->cg));
+}
+
+void procs_reattach(struct cgroup *cg)
+{
+	pthread_rwlock_rdlock(&procs_lock);
+	for_each_proc(cg, reattach_one, NULL);
+	pthread_rwlock_unlock(&procs_lock);
+}
+
+/* ---- init ---- */
+int procs_init(bool connector)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	long hz = sysconf(_SC_CLK_TCK);
+
+	tick_ns = NSEC_PER_SEC / (uint64_t)(hz > 0 ? hz : 100);
+	epfd = epoll_create1(EPOLL_CLOEXEC);
+	stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (epfd < 0 || stop_fd < 0)
+		return -errno;
+	ev.data.u64 = TAG_STOP;
+	if (epoll_ctl(epfd, EPOLL_CTL_ADD, stop_fd, &ev))
+		return -errno;
+	use_connector = false;
+	if (connector) {
+		int fd = connector_open();
+
+		if (fd < 0) {
+			fs_info("proc connector unavailable (%s): following forks through /proc",
+				strerror(-fd));
+		} else {
+			nl_fd = fd;
+			ev.data.u64 = TAG_NL;
+			if (epoll_ctl(epfd, EPOLL_CTL_ADD, nl_fd, &ev))
+				return -errno;
+			use_connector = true;
+		}
+	}
+	return 0;
+}
+
+int procs_start(void)
+{
+	int err = pthread_create(&tracker, NULL, tracker_main, NULL);
+
+	if (err)
+		return -err;
+	tracker_running = true;
+	return 0;
+}
+
+void procs_stop(void)
+{
+	uint64_t one = 1;
+
+	if (!tracker_running)
+		return;
+	if (write(stop_fd, &one, sizeof(one)) < 0)
+		fs_warn("process tracker: cannot stop: %s", strerror(errno));
+	pthread_join(tracker, NULL);
+	tracker_running = false;
+}
+
+/* Forget every process (tasks exit: their owned pages are freed). */
+void procs_exit(void)
+{
+	procs_stop();
+	pthread_rwlock_wrlock(&procs_lock);
+	for (unsigned int i = 0; i < TABLE_SIZE; i++) {
+		while (tid_table[i])
+			tid_drop_locked(tid_table[i]);
+	}
+	for (unsigned int i = 0; i < TABLE_SIZE; i++) {
+		while (proc_table[i]) {
+			struct proc *p = proc_table[i];
+
+			/* SIGSTOPped by the freezer: let them run again */
+			if (p->stopped)
+				pidfd_send_signal(p->pidfd, SIGCONT);
+			proc_exit_locked(p);
+		}
+	}
+	pthread_rwlock_unlock(&procs_lock);
+	if (nl_fd >= 0)
+		close(nl_fd);
+	if (stop_fd >= 0)
+		close(stop_fd);
+	if (epfd >= 0)
+		close(epfd);
+	nl_fd = stop_fd = epfd = -1;
+}

@@ -1,0 +1,185 @@
+# SPDX-License-Identifier: MIT
+# lib.sh - the integration tests' harness (sourced by each t_*.sh).
+#
+# A test mounts memcgfs on a fresh temporary directory with -f in the
+# background (mount_fs), waits for the mount or fails at once if the daemon
+# died, and always tears down (an EXIT trap): fusermount3 -u, then a lazy
+# umount, then SIGTERM and SIGKILL to the daemon.  A test fails if any
+# check failed or if the daemon printed an error, a warning or a sanitizer
+# report.  Without root or /dev/fuse a test is skipped (exit 77), except
+# with $CI set: there a skip is a failure.
+#
+# Environment (from meson): MEMCGFS, the daemon; MCGTOOL, the C client.
+
+set -u
+
+: "${MEMCGFS:?MEMCGFS must name the memcgfs binary}"
+: "${MCGTOOL:?MCGTOOL must name the mcgtool binary}"
+
+T_NAME=$(basename "$0" .sh)
+T_FAILED=0
+T_COUNT=0
+DPID=
+MNT=
+TMP=
+
+skip() {
+	if [ -n "${CI:-}" ]; then
+		echo "Bail out! $T_NAME: cannot run ($*) and CI is set: a skip is a failure"
+		exit 1
+	fi
+	echo "1..0 # SKIP $T_NAME: $*"
+	exit 77
+}
+
+[ "$(id -u)" = 0 ] || skip "needs root (FUSE mounts with allow_other, the proc connector)"
+[ -c /dev/fuse ] || skip "no /dev/fuse"
+command -v fusermount3 >/dev/null || skip "no fusermount3"
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/memcgfs-$T_NAME.XXXXXX")
+MNT=$TMP/mnt
+LOG=$TMP/daemon.log
+mkdir "$MNT"
+chmod 755 "$TMP"	# other users reach the mount (permission tests)
+
+pass() {
+	T_COUNT=$((T_COUNT + 1))
+	echo "ok $T_COUNT - $*"
+}
+
+fail() {
+	T_COUNT=$((T_COUNT + 1))
+	T_FAILED=$((T_FAILED + 1))
+	echo "not ok $T_COUNT - $*"
+}
+
+# eq DESCRIPTION EXPECTED ACTUAL
+eq() {
+	if [ "$2" = "$3" ]; then
+		pass "$1"
+	else
+		fail "$1"
+		printf '#   expected: %s\n#   got:      %s\n' "$(printf %s "$2" | sed -n l)" \
+			"$(printf %s "$3" | sed -n l)"
+	fi
+}
+
+# ok DESCRIPTION COMMAND...: the command succeeds
+ok() {
+	local d=$1
+	shift
+	if "$@"; then pass "$d"; else fail "$d"; fi
+}
+
+# match DESCRIPTION REGEX ACTUAL (grep -E over the whole text)
+match() {
+	if printf '%s\n' "$3" | grep -Eq -- "$2"; then
+		pass "$1"
+	else
+		fail "$1"
+		printf '#   no line matches: %s\n#   in: %s\n' "$2" "$(printf %s "$3" | head -c 400 | tr '\n' '|')"
+	fi
+}
+
+mounted() {
+	grep -q " $MNT fuse.memcgfs " /proc/mounts
+}
+
+# The daemon's output must hold no error, warning or sanitizer report.
+check_log() {
+	local bad
+	[ -f "$LOG" ] || return 0
+	bad=$(grep -Ei 'error|warning|sanitizer|runtime error|leak' "$LOG" | head -n 20)
+	if [ -n "$bad" ]; then
+		fail "daemon log is clean"
+		printf '#   %s\n' "$bad"
+	fi
+}
+
+# mount_fs [memcgfs options]: mount on $MNT in the foreground, in the background
+mount_fs() {
+	local i
+	"$MEMCGFS" -f "$@" "$MNT" >>"$LOG" 2>&1 &
+	DPID=$!
+	for i in $(seq 1 200); do
+		if mounted; then
+			return 0
+		fi
+		if ! kill -0 "$DPID" 2>/dev/null; then
+			fail "memcgfs $* mounted (the daemon exited)"
+			sed 's/^/#   /' "$LOG"
+			DPID=
+			finish
+		fi
+		sleep 0.05
+	done
+	fail "memcgfs $* mounted within 10 s"
+	finish
+}
+
+# wait_gone PID SECONDS: wait for a process to end
+wait_gone() {
+	local i
+	for i in $(seq 1 $(($2 * 20))); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# umount_fs: unmount as a user would; the daemon must exit by itself, cleanly
+umount_fs() {
+	local st
+	fusermount3 -u "$MNT" 2>/dev/null || sleep 0.2
+	mounted && fusermount3 -u "$MNT"
+	if [ -n "$DPID" ]; then
+		if wait_gone "$DPID" 10; then
+			wait "$DPID"
+			st=$?
+			eq "daemon exits 0 after fusermount3 -u" 0 "$st"
+		else
+			fail "daemon exits after fusermount3 -u"
+		fi
+		DPID=
+	fi
+}
+
+teardown() {
+	trap - EXIT
+	if mounted; then
+		fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null
+	fi
+	if [ -n "$DPID" ] && kill -0 "$DPID" 2>/dev/null; then
+		kill -TERM "$DPID" 2>/dev/null
+		wait_gone "$DPID" 5 || kill -KILL "$DPID" 2>/dev/null
+		wait "$DPID" 2>/dev/null
+	fi
+	mounted && umount -l "$MNT" 2>/dev/null
+	check_log
+	if [ "$T_FAILED" -gt 0 ]; then
+		echo "# daemon log:"
+		sed 's/^/#   /' "$LOG" 2>/dev/null | tail -n 50
+	fi
+	rm -rf "$TMP"
+	echo "1..$T_COUNT"
+	[ "$T_FAILED" -eq 0 ] && exit 0
+	exit 1
+}
+
+finish() {
+	teardown
+}
+
+trap teardown EXIT
+trap 'fail "interrupted"; teardown' INT TERM
+
+# Run a command in a child shell that first moved itself into cgroup $1.
+in_cgroup() {
+	local cg=$1
+	shift
+	bash -c 'echo 0 > "$1/cgroup.procs" || exit 99; shift; eval "$@"' _ "$MNT/$cg" "$@"
+}
+
+mcg() {
+	"$MCGTOOL" "$@"
+}

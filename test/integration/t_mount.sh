@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# The daemon: command line, configuration keys, mount and unmount, signals,
+# daemonising, a stale mountpoint.
+. "$(dirname "$0")/lib.sh"
+
+# --help, --version, bad command lines
+match "--help shows the usage" "^usage: .* MOUNTPOINT" "$("$MEMCGFS" --help)"
+match "--version shows the version" "^memcgfs [0-9]+\.[0-9]+" "$("$MEMCGFS" --version)"
+"$MEMCGFS" >/dev/null 2>"$TMP/err"; st=$?
+eq "no mountpoint: exit 1" 1 "$st"
+match "no mountpoint: says so" "no mountpoint" "$(cat "$TMP/err")"
+"$MEMCGFS" -f -o no_such_key=1 "$MNT" >/dev/null 2>"$TMP/err"; st=$?
+eq "unknown -o key=value: refused by libfuse" 1 "$st"
+"$MEMCGFS" -f -o memory=12M "$MNT" 2>"$TMP/err"; st=$?
+eq "bad value of a key: exit 1" 1 "$st"
+match "bad value of a key: the key and the reason" "machine.memory: 12M is out of range" "$(cat "$TMP/err")"
+printf '[machine]\nmemory = lots\n' >"$TMP/bad.ini"
+"$MEMCGFS" -f --config "$TMP/bad.ini" "$MNT" 2>"$TMP/err"; st=$?
+eq "bad config file: exit 1" 1 "$st"
+match "bad config file: file and line" "bad.ini:2: machine.memory: invalid size 'lots'" "$(cat "$TMP/err")"
+"$MEMCGFS" -f -o root_subtree_control=cpu "$MNT" 2>"$TMP/err"; st=$?
+eq "root_subtree_control=cpu refused" 1 "$st"
+"$MEMCGFS" -f "$TMP/nonexistent" 2>"$TMP/err"; st=$?
+eq "missing mountpoint: exit 1" 1 "$st"
+ok "nothing got mounted by the failures" test -z "$(grep " $MNT " /proc/mounts)"
+
+# foreground, then fusermount3 -u
+mount_fs -o memory=64M -o fs.threads=4
+match "/proc/mounts shows fuse.memcgfs with allow_other" \
+	"^memcgfs $MNT fuse.memcgfs .*default_permissions,allow_other" "$(grep " $MNT " /proc/mounts)"
+eq "the root is a directory" "directory" "$(stat -c %F "$MNT")"
+umount_fs
+ok "unmounted" test -z "$(grep " $MNT " /proc/mounts)"
+
+# a config file with -o overrides on top of it
+printf '[fs]\nroot_subtree_control =\n[machine]\nmemory = 32M\n' >"$TMP/good.ini"
+mount_fs -o config="$TMP/good.ini"
+eq "config=FILE: empty root subtree_control" "" "$(cat "$MNT/cgroup.subtree_control")"
+umount_fs
+mount_fs --config "$TMP/good.ini" -o root_subtree_control=memory
+eq "--config then -o KEY=VALUE: the override wins" "memory" "$(cat "$MNT/cgroup.subtree_control")"
+
+# SIGTERM: unmounts and exits 0
+kill -TERM "$DPID"
+if wait_gone "$DPID" 10; then
+	wait "$DPID"; st=$?
+	eq "SIGTERM: exit 0" 0 "$st"
+else
+	fail "SIGTERM: the daemon exits"
+fi
+DPID=
+ok "SIGTERM: unmounted" test -z "$(grep " $MNT " /proc/mounts)"
+
+# SIGINT likewise, with a busy notifier (events) and open files
+mount_fs
+mkdir "$MNT/a"
+exec 7<"$MNT/a/cgroup.events"
+kill -INT "$DPID"
+if wait_gone "$DPID" 10; then
+	wait "$DPID"; st=$?
+	eq "SIGINT with an open file: exit 0" 0 "$st"
+else
+	fail "SIGINT: the daemon exits"
+fi
+exec 7<&-
+DPID=
+ok "SIGINT: unmounted" test -z "$(grep " $MNT " /proc/mounts)"
+
+# daemonised by default: the command returns once mounted
+"$MEMCGFS" "$MNT" 2>"$TMP/err"; st=$?
+eq "daemonised: the command exits 0" 0 "$st"
+ok "daemonised: mounted when the command returns" mounted
+DPID=$(pgrep -f "^$MEMCGFS $MNT\$" | head -n1)
+ok "daemonised: the daemon runs" test -n "$DPID"
+ok "daemonised: no output on the terminal" test ! -s "$TMP/err"
+fusermount3 -u "$MNT"
+ok "daemonised: fusermount3 -u ends it" wait_gone "${DPID:-0}" 10
+DPID=
+
+# a stale mountpoint (its daemon killed): a clear message
+mount_fs
+kill -KILL "$DPID"; wait "$DPID" 2>/dev/null; DPID=
+"$MEMCGFS" -f "$MNT" 2>"$TMP/err"; st=$?
+eq "stale mountpoint: exit 1" 1 "$st"
+match "stale mountpoint: says what to do" "stale FUSE mount.*fusermount3 -u" "$(cat "$TMP/err")"
+umount -l "$MNT"
+
+# mount(8) through mount.fuse3: "mount -t fuse.memcgfs memcgfs DIR" runs
+# memcgfs from mount's PATH; the "fuse" type with PROGRAM#SOURCE names it
+if [ -x /sbin/mount.fuse3 ] || command -v mount.fuse3 >/dev/null; then
+	if mount -t fuse "$MEMCGFS#memcgfs" "$MNT" -o memory=32M 2>"$TMP/err"; then
+		ok "mount -t fuse PROGRAM#memcgfs DIR: mounted" mounted
+		match "mount(8): a fuse.memcgfs mount" "^memcgfs $MNT fuse.memcgfs " "$(grep " $MNT " /proc/mounts)"
+		DPID=$(pgrep -f "^$MEMCGFS memcgfs $MNT" | head -n1)
+		fusermount3 -u "$MNT"
+		ok "mount(8): fusermount3 -u ends it" wait_gone "${DPID:-0}" 10
+		DPID=
+	else
+		fail "mount -t fuse PROGRAM#memcgfs DIR: $(cat "$TMP/err")"
+	fi
+	if command -v memcgfs >/dev/null && [ "$(command -v memcgfs)" -ef "$MEMCGFS" ]; then
+		mount -t fuse.memcgfs memcgfs "$MNT" 2>"$TMP/err"
+		ok "mount -t fuse.memcgfs memcgfs DIR (installed): mounted" mounted
+		fusermount3 -u "$MNT"
+	fi
+fi
