@@ -638,10 +638,10 @@ int memcg_file_write(struct memcg_open *o, const char *buf, size_t len, bool non
 {
 	char tmp[4096 + 1];
 
+	if (!len)
+		return 0;	/* the handler is not even called */
 	if (!o->file->write)
 		return -EINVAL;
-	if (!len)
-		return 0;
 	if (len > alloc_page_size() || len >= sizeof(tmp))
 		return -E2BIG;
 	memcpy(tmp, buf, len);

@@ -137,6 +137,7 @@ struct mem_cgroup {
 	struct obj_cgroup *orig_objcg;
 	struct obj_cgroup *objcg_list;		/* under objcg_lock */
 	unsigned long nr_descendants, nr_dying_descendants;	/* under tree_lock */
+	unsigned long nr_tasks;			/* tasks attached, under tree_lock */
 	pthread_mutex_t lock;
 	struct memcg_peak_fd *peak_fds;
 	int oom_group, swappiness, zswap_writeback;
@@ -267,6 +268,7 @@ int memcg_stats_alloc(struct mem_cgroup *memcg, struct mem_cgroup *parent);
 void memcg_stats_free(struct mem_cgroup *memcg);
 void mod_memcg_state(struct mem_cgroup *memcg, int nid, enum memcg_item item, long val);
 void memcg_stats_flush(void);
+void memcg_stats_exit(void);
 long memcg_state(const struct mem_cgroup *memcg, int nid, enum memcg_item item);
 long memcg_state_all_nodes(const struct mem_cgroup *memcg, enum memcg_item item);
 int memory_stat_format(struct mem_cgroup *memcg, char *buf, size_t len);

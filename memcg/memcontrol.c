@@ -432,6 +432,10 @@ int mem_cgroup_offline(struct mem_cgroup *memcg)
 		pthread_mutex_unlock(&tree_lock);
 		return 0;
 	}
+	if (memcg->nr_tasks) {
+		pthread_mutex_unlock(&tree_lock);
+		return -EBUSY;
+	}
 	for (struct mem_cgroup *c = memcg->children; c; c = c->sibling) {
 		if (c->online) {
 			pthread_mutex_unlock(&tree_lock);
@@ -457,6 +461,8 @@ int mem_cgroup_offline(struct mem_cgroup *memcg)
 void mem_cgroup_descendants(const struct mem_cgroup *memcg,
 			    unsigned long *nr_descendants, unsigned long *nr_dying)
 {
+	/* the changed-statistics list holds references until a flush */
+	memcg_stats_flush();
 	memcg_reap(false);
 	pthread_mutex_lock(&tree_lock);
 	*nr_descendants = memcg->nr_descendants;
@@ -478,6 +484,9 @@ struct memcg_task *memcg_task_create(pid_t pid, struct mem_cgroup *memcg)
 		return NULL;
 	t->pid = pid;
 	t->memcg = memcg ? memcg : root_memcg;
+	pthread_mutex_lock(&tree_lock);
+	t->memcg->nr_tasks++;
+	pthread_mutex_unlock(&tree_lock);
 	css_get(t->memcg);
 	/* fork: resolved lazily on the first accounted allocation */
 	atomic_store(&t->objcg, CURRENT_OBJCG_UPDATE_FLAG);
@@ -503,6 +512,8 @@ int memcg_task_attach(struct memcg_task *t, struct mem_cgroup *memcg)
 		return -ENODEV;
 	}
 	css_get(memcg);
+	memcg->nr_tasks++;
+	t->memcg->nr_tasks--;
 	pthread_mutex_unlock(&tree_lock);
 	pthread_mutex_lock(&t->lock);
 	old = t->memcg;
@@ -951,6 +962,9 @@ void memcg_task_exit(struct memcg_task *t)
 	objcg = (struct obj_cgroup *)(atomic_exchange(&t->objcg, 0) & ~CURRENT_OBJCG_UPDATE_FLAG);
 	if (objcg)
 		obj_cgroup_put(objcg);
+	pthread_mutex_lock(&tree_lock);
+	t->memcg->nr_tasks--;
+	pthread_mutex_unlock(&tree_lock);
 	css_put(t->memcg);
 	free(t->owned);
 	pthread_mutex_destroy(&t->lock);
@@ -1067,14 +1081,21 @@ void memcg_exit(void)
 		return;
 	alloc_set_oom_handler(NULL);
 	memcg_drain();
+	memcg_stats_exit();
 	memcg_reap(true);
+	/* tasks left behind are forgotten with the machine */
+	pthread_mutex_lock(&tasks_lock);
+	all_tasks = NULL;
+	pthread_mutex_unlock(&tasks_lock);
 	memcg_stocks_exit();
 	memcg_kmem_online_key = false;
 	memcg_up = false;
-	/* the root's arena memory goes with alloc_exit(); its PSI group is malloc'ed */
+	memcg_stats_free(root_memcg);
+	kfree(root_memcg->lru);
 	psi_group_free(root_memcg->psi);
-	root_memcg->psi = NULL;
+	kmem_cache_free(memcg_cachep, root_memcg);
 	root_memcg = NULL;
-	/* whatever was not freed belongs to alloc_exit() now */
+	/* busy only if memcgs leaked: then the cache goes with alloc_exit() */
+	(void)kmem_cache_destroy(memcg_cachep);
 	memcg_cachep = NULL;
 }

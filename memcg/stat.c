@@ -142,6 +142,13 @@ void memcg_stats_flush(void)
 	pthread_mutex_unlock(&stats_lock);
 }
 
+/* memcg_exit(): nothing may stay on the changed list of a machine that goes */
+void memcg_stats_exit(void)
+{
+	memcg_stats_flush();
+	atomic_store(&dirty_list, NULL);
+}
+
 long memcg_state(const struct mem_cgroup *memcg, int nid, enum memcg_item item)
 {
 	return memcg->state[(size_t)nid * NR_MEMCG_ITEMS + item];
