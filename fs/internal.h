@@ -64,7 +64,6 @@ struct strbuf {
 #define STRBUF_INIT	{ NULL, 0, 0 }
 int sb_reserve(struct strbuf *sb, size_t extra);
 int sb_printf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-int sb_add(struct strbuf *sb, const char *s, size_t n);
 void sb_reset(struct strbuf *sb);
 void sb_free(struct strbuf *sb);
 
@@ -90,7 +89,7 @@ enum fs_ftype {
 #define FF_MEMCG	0x04	/* a child has it only with its own memcg */
 #define FF_PSI		0x08	/* hidden while cgroup.pressure is 0 */
 #define FF_STREAM	0x10	/* not seekable, not rendered per open */
-#define FF_PROCS	0x20	/* records the opener's credentials */
+#define FF_PROCS	0x20	/* records the opener's groups (cgroup.procs, .threads) */
 
 /* Files that notify (kernfs_notify): an index into a cgroup's counters. */
 enum fs_notify_file {
@@ -184,7 +183,7 @@ struct cgroup {
 
 	/* membership, under procs_lock */
 	struct proc *procs;		/* processes in this cgroup */
-	unsigned long nr_procs;
+	unsigned long nr_procs;		/* tasks: those, and threads placed here alone */
 	unsigned long nr_populated;	/* live processes at and below */
 	uint64_t dead_user_ticks;	/* CPU time of exited members, this and below */
 	uint64_t dead_sys_ticks;
@@ -279,6 +278,13 @@ struct proc_move {
 
 #define PROC_MOVES	4
 
+/* A thread placed apart from its process (cgroup.threads, same domain). */
+struct thread_pl {
+	pid_t tid;
+	struct cgroup *cg;		/* referenced */
+	struct thread_pl *next;
+};
+
 struct proc {
 	pid_t pid;			/* thread group id */
 	int pidfd;
@@ -295,6 +301,7 @@ struct proc {
 	char comm[16];
 	struct proc_move moves[PROC_MOVES];	/* newest last */
 	unsigned int nr_moves;
+	struct thread_pl *threads;	/* threads not in cg */
 };
 
 extern pthread_rwlock_t procs_lock;

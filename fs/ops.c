@@ -455,14 +455,17 @@ static void fs_ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		fuse_reply_err(req, -err);
 		return;
 	}
-	/* the opener's credentials, for cgroup.procs and PSI triggers */
-	{
-		const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	/*
+	 * The opener's credentials, for cgroup.procs (the kernel checks the
+	 * opener's, not the writer's) and PSI triggers; the supplementary
+	 * groups cost a /proc read, so only cgroup.procs and cgroup.threads.
+	 */
+	h->uid = fuse_req_ctx(req)->uid;
+	h->gid = fuse_req_ctx(req)->gid;
+	if (f->flags & FF_PROCS) {
 		gid_t groups[256];
 		int n = fuse_req_getgroups(req, 256, groups);
 
-		h->uid = ctx->uid;
-		h->gid = ctx->gid;
 		if (n > 256)
 			n = 256;
 		if (n > 0 && (h->groups = malloc((size_t)n * sizeof(gid_t)))) {
@@ -508,12 +511,16 @@ static void fs_ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 	fuse_reply_err(req, 0);
 }
 
-/* The memcg a memory file is served by changed (-memory, rmdir): ENODEV. */
+/*
+ * The cgroup was removed, or the memcg a memory.* file is served by went
+ * (-memory, threaded): ENODEV, as a deactivated kernfs node.  memory.pressure
+ * is the cgroup's, not its memcg's: it stays.
+ */
 static bool handle_stale(const struct fs_handle *h)
 {
 	if (h->cg->removed)
 		return true;
-	return h->file->type == FT_MEMORY && fs_file_memcg(h->cg, h->file) != h->memcg;
+	return (h->file->flags & FF_MEMCG) && fs_file_memcg(h->cg, h->file) != h->memcg;
 }
 
 /* Render the whole file into the handle's snapshot.  Tree lock held. */

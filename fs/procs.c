@@ -68,6 +68,9 @@ struct tid_ent {
 };
 
 static struct proc *proc_table[TABLE_SIZE];
+static unsigned long nr_placed;		/* threads placed apart, all processes */
+/* a racy peek: a placement made meanwhile is pruned next time */
+#define READ_ONCE_PLACED()	(*(volatile unsigned long *)&nr_placed)
 static struct tid_ent *tid_table[TABLE_SIZE];
 static bool pidfd_thread_ok = true;
 
@@ -256,6 +259,80 @@ static void member_unlink(struct proc *p)
 	populated_add(cg, -1);
 }
 
+/* ---- threads placed apart (cgroup.threads) ---- */
+static void thread_unplace(struct thread_pl **pp)
+{
+	struct thread_pl *t = *pp;
+
+	*pp = t->next;
+	nr_placed--;
+	t->cg->nr_procs--;
+	populated_add(t->cg, -1);
+	cgroup_put(t->cg);
+	free(t);
+}
+
+static void threads_unplace_all(struct proc *p)
+{
+	while (p->threads)
+		thread_unplace(&p->threads);
+}
+
+static struct thread_pl **thread_find(struct proc *p, pid_t tid)
+{
+	struct thread_pl **pp = &p->threads;
+
+	for (; *pp; pp = &(*pp)->next)
+		if ((*pp)->tid == tid)
+			return pp;
+	return NULL;
+}
+
+/* The cgroup of thread tid of p. */
+static struct cgroup *thread_cgroup(struct proc *p, pid_t tid)
+{
+	struct thread_pl **pp = thread_find(p, tid);
+
+	return pp ? (*pp)->cg : p->cg;
+}
+
+/* Place thread tid of p in dst (its process's cgroup: no placement). */
+static int thread_place(struct proc *p, pid_t tid, struct cgroup *dst)
+{
+	struct thread_pl **pp = thread_find(p, tid), *t;
+
+	if (pp)
+		thread_unplace(pp);
+	if (dst == p->cg)
+		return 0;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->tid = tid;
+	t->cg = dst;
+	cgroup_get(dst);
+	t->next = p->threads;
+	p->threads = t;
+	nr_placed++;
+	dst->nr_procs++;
+	populated_add(dst, 1);
+	return 0;
+}
+
+/* Placements of threads that exited since (no pidfd each: checked here). */
+static void threads_prune_locked(struct proc *p)
+{
+	char path[64];
+
+	for (struct thread_pl **pp = &p->threads; *pp;) {
+		snprintf(path, sizeof(path), "/proc/%d/task/%d", p->pid, (*pp)->tid);
+		if (access(path, F_OK))
+			thread_unplace(pp);
+		else
+			pp = &(*pp)->next;
+	}
+}
+
 /* The cgroup p was in at boottime t (its moves, newest last). */
 static struct cgroup *proc_cgroup_at(const struct proc *p, uint64_t t)
 {
@@ -344,6 +421,7 @@ static void proc_exit_locked(struct proc *p)
 	epoll_ctl(epfd, EPOLL_CTL_DEL, p->pidfd, NULL);
 	close(p->pidfd);
 	p->pidfd = -1;
+	threads_unplace_all(p);
 	for (; *pp; pp = &(*pp)->hash_next) {
 		if (*pp == p) {
 			*pp = p->hash_next;
@@ -732,6 +810,14 @@ void procs_sync(void)
 	if (!use_connector)
 		procs_rescan();
 	procs_collect_exits();
+	if (READ_ONCE_PLACED()) {
+		pthread_rwlock_wrlock(&procs_lock);
+		for (unsigned int i = 0; i < TABLE_SIZE && nr_placed; i++)
+			for (struct proc *p = proc_table[i]; p; p = p->hash_next)
+				if (p->threads)
+					threads_prune_locked(p);
+		pthread_rwlock_unlock(&procs_lock);
+	}
 }
 
 static void *tracker_main(void *arg)
@@ -761,7 +847,8 @@ static void *tracker_main(void *arg)
 }
 
 /* ---- cgroup.procs and cgroup.threads ---- */
-static int list_tasks(pid_t pid, struct strbuf *sb)
+/* The threads of pid that are in cg (p: tracked, or NULL: all of them). */
+static int list_tasks(pid_t pid, struct proc *p, const struct cgroup *cg, struct strbuf *sb)
 {
 	char path[64];
 	struct dirent *de;
@@ -772,9 +859,16 @@ static int list_tasks(pid_t pid, struct strbuf *sb)
 	d = opendir(path);
 	if (!d)
 		return 0;		/* gone meanwhile */
-	while (!err && (de = readdir(d)))
-		if (de->d_name[0] >= '0' && de->d_name[0] <= '9')
-			err = sb_printf(sb, "%s\n", de->d_name);
+	while (!err && (de = readdir(d))) {
+		pid_t tid;
+
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		tid = (pid_t)strtol(de->d_name, NULL, 10);
+		if (p && thread_cgroup(p, tid) != cg)
+			continue;
+		err = sb_printf(sb, "%d\n", tid);
+	}
 	closedir(d);
 	return err;
 }
@@ -798,7 +892,8 @@ static int list_root(bool threads, struct strbuf *sb)
 			continue;
 		p = proc_find(pid);
 		if (p) {
-			in_root = !p->exited && (threads ? p->cg == fs_root : p->cg->dom == fs_root);
+			/* threads: any of its threads may be placed in the root */
+			in_root = !p->exited && p->cg->dom == fs_root;
 		} else {
 			char path[64], buf[512], *r;
 
@@ -810,7 +905,7 @@ static int list_root(bool threads, struct strbuf *sb)
 		}
 		if (!in_root)
 			continue;
-		err = threads ? list_tasks(pid, sb) : sb_printf(sb, "%d\n", pid);
+		err = threads ? list_tasks(pid, p, fs_root, sb) : sb_printf(sb, "%d\n", pid);
 	}
 	closedir(d);
 	return err;
@@ -831,6 +926,20 @@ static int list_domain(struct cgroup *cg, struct cgroup *dom, struct strbuf *sb)
 	return err;
 }
 
+/* The threads in cg of every process of cg's domain (placements stay in it). */
+static int list_domain_threads(struct cgroup *c, const struct cgroup *cg, struct strbuf *sb)
+{
+	int err = 0;
+
+	for (struct proc *p = c->procs; p && !err; p = p->cg_next)
+		if (!p->exited && (p->cg == cg || p->threads))
+			err = list_tasks(p->pid, p, cg, sb);
+	for (struct cgroup *k = c->first_child; k && !err; k = k->next_sibling)
+		if (cgroup_is_threaded(k))
+			err = list_domain_threads(k, cg, sb);
+	return err;
+}
+
 /* Tree lock held (read); procs_sync() done by the caller. */
 int procs_list(struct cgroup *cg, bool threads, struct strbuf *sb)
 {
@@ -839,15 +948,12 @@ int procs_list(struct cgroup *cg, bool threads, struct strbuf *sb)
 	if (!threads && cgroup_is_threaded(cg))
 		return -EOPNOTSUPP;
 	pthread_rwlock_rdlock(&procs_lock);
-	if (!cg->parent) {
+	if (!cg->parent)
 		err = list_root(threads, sb);
-	} else if (!threads) {
+	else if (!threads)
 		err = list_domain(cg, cg, sb);
-	} else {
-		for (struct proc *p = cg->procs; p && !err; p = p->cg_next)
-			if (!p->exited)
-				err = list_tasks(p->pid, sb);
-	}
+	else
+		err = list_domain_threads(cg->dom, cg, sb);
 	pthread_rwlock_unlock(&procs_lock);
 	return err;
 }
@@ -921,6 +1027,8 @@ static void proc_move_locked(struct proc *p, struct cgroup *dst)
 {
 	struct cgroup *src = p->cg;
 
+	/* a write of cgroup.procs moves every thread */
+	threads_unplace_all(p);
 	if (src == dst)
 		return;
 	pin_children(p, src);
@@ -949,8 +1057,9 @@ static int vet_dst(const struct cgroup *dst)
 }
 
 /*
- * procs_move - a write of cgroup.procs (or cgroup.threads, approximated:
- * the thread's whole process moves, within its resource domain only) as
+ * procs_move - a write of cgroup.procs (the whole thread group) or
+ * cgroup.threads (that thread alone, within its resource domain: memory
+ * is a domain controller, so the process charges the same memcg) as
  * __cgroup_procs_write(): ENODEV, then the pid (EINVAL, ESRCH), then the
  * opener's permission on the common ancestor's cgroup.procs (EACCES), then
  * the destination (EOPNOTSUPP, EBUSY).
@@ -1001,7 +1110,8 @@ int procs_move(struct cgroup *dst, const struct fs_caller *who, const struct fs_
 	}
 	pthread_rwlock_wrlock(&procs_lock);
 	p = proc_find(tgid);
-	src = p ? p->cg : resolve_unseen(&st);
+	/* the source: the thread's cgroup (cgroup.threads) or its process's */
+	src = p ? (threads ? thread_cgroup(p, pid) : p->cg) : resolve_unseen(&st);
 	/* cgroup_procs_write_permission(): the common ancestor's cgroup.procs */
 	for (com = src; !cgroup_is_descendant(dst, com); com = com->parent)
 		;
@@ -1012,6 +1122,7 @@ int procs_move(struct cgroup *dst, const struct fs_caller *who, const struct fs_
 	err = vet_dst(dst);
 	if (err)
 		goto out_procs;
+	/* threads move only within their resource domain */
 	if (threads && src->dom != dst->dom) {
 		err = -EOPNOTSUPP;
 		goto out_procs;
@@ -1023,7 +1134,10 @@ int procs_move(struct cgroup *dst, const struct fs_caller *who, const struct fs_
 		if (!p)
 			goto out_procs;
 	}
-	proc_move_locked(p, dst);
+	if (threads)
+		err = thread_place(p, pid, dst);
+	else
+		proc_move_locked(p, dst);
 out_procs:
 	pthread_rwlock_unlock(&procs_lock);
 out_tree:

@@ -234,8 +234,15 @@ int fs_run(struct fs_options *o)
 		fs_err("cannot create the root cgroup: %s", strerror(-err));
 		goto out_ctl;
 	}
-	/* forks are followed through the proc connector, which needs root */
-	err = procs_init(geteuid() == 0);
+	/*
+	 * Forks are followed through the proc connector, which needs root;
+	 * MEMCGFS_PROC_CONNECTOR=0 forces the /proc fallback (its tests).
+	 */
+	{
+		const char *pc = getenv("MEMCGFS_PROC_CONNECTOR");
+
+		err = procs_init(geteuid() == 0 && !(pc && !strcmp(pc, "0")));
+	}
 	if (err) {
 		fs_err("cannot start the process tracker: %s", strerror(-err));
 		goto out_tree;

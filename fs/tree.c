@@ -571,6 +571,14 @@ static int enable_memory(struct cgroup *cg)
 	struct cgroup *c;
 	int err = 0;
 
+	/* kernfs cannot add a file where a child directory has its name */
+	for (c = cg->first_child; c; c = c->next_sibling) {
+		if (cgroup_is_threaded(c) || !c->first_child)
+			continue;
+		for (unsigned int i = 0; i < fs_nr_files; i++)
+			if ((fs_files[i].flags & FF_MEMCG) && cgroup_child(c, fs_files[i].name))
+				return -EEXIST;
+	}
 	for (c = cg->first_child; c; c = c->next_sibling) {
 		struct mem_cgroup *memcg;
 

@@ -56,16 +56,6 @@ int sb_printf(struct strbuf *sb, const char *fmt, ...)
 	return 0;
 }
 
-int sb_add(struct strbuf *sb, const char *s, size_t n)
-{
-	if (sb_reserve(sb, n))
-		return -ENOMEM;
-	memcpy(sb->buf + sb->len, s, n);
-	sb->len += n;
-	sb->buf[sb->len] = '\0';
-	return 0;
-}
-
 void sb_reset(struct strbuf *sb)
 {
 	sb->len = 0;

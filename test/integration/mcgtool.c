@@ -27,10 +27,14 @@
  *                                      "MODIFY" or "TIMEOUT"
  *   mcgtool inotifycount FILE MS CMD   run CMD in the background, count IN_MODIFY
  *                                      events of FILE for MS after it started"
+ *   mcgtool psipoll FILE TRIGGER MS [CMD] write a PSI trigger on an fd, run CMD, wait
+ *                                      MS for POLLPRI: "PRI" or "TIMEOUT"
  *   mcgtool readwait FILE SIZE MS      a read that may block, interrupted by a
  *                                      signal after MS: "<n> bytes" or the errno
  *   mcgtool readnb FILE SIZE           one O_NONBLOCK read: bytes or errno
  *   mcgtool pollin FILE MS             poll(POLLIN) on a fresh fd: "IN" or "TIMEOUT"
+ *   mcgtool threads N SECONDS          N threads besides the main one, their ids on
+ *                                      one line ("PID TID..."), then sleep
  */
 #include "memcgfs_ctl.h"
 
@@ -38,6 +42,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -457,6 +462,24 @@ static int cmd_inotifycount(int argc, char **argv)
 	return 0;
 }
 
+static int cmd_psipoll(int argc, char **argv)
+{
+	struct pollfd p = { .events = POLLPRI };
+
+	p.fd = open_err(argv[0], O_RDWR);
+	if (p.fd < 0)
+		return 0;
+	if (write(p.fd, argv[1], strlen(argv[1])) < 0) {
+		printf("write:%s\n", ename(errno));
+		return 0;
+	}
+	if (argc > 3)
+		run(argv[3]);
+	printf("%s\n", poll(&p, 1, atoi(argv[2])) == 1 && (p.revents & POLLPRI) ? "PRI" : "TIMEOUT");
+	close(p.fd);
+	return 0;
+}
+
 static void on_alarm(int sig)
 {
 	(void)sig;
@@ -518,6 +541,40 @@ static int cmd_pollin(int argc, char **argv)
 	return 0;
 }
 
+static void *sleeper(void *arg)
+{
+	pid_t *tid = arg;
+
+	*tid = gettid();
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static int cmd_threads(int argc, char **argv)
+{
+	int n = atoi(argv[0]);
+	pid_t tids[64] = { 0 };
+
+	if (n < 1 || n > 64)
+		return usage();
+	for (int i = 0; i < n; i++) {
+		pthread_t t;
+
+		pthread_create(&t, NULL, sleeper, &tids[i]);
+	}
+	for (int i = 0; i < n; i++)
+		while (!__atomic_load_n(&tids[i], __ATOMIC_ACQUIRE))
+			usleep(1000);
+	printf("%d", getpid());
+	for (int i = 0; i < n; i++)
+		printf(" %d", tids[i]);
+	printf("\n");
+	fflush(stdout);
+	sleep((unsigned int)(argc > 1 ? atoi(argv[1]) : 30));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -529,8 +586,9 @@ int main(int argc, char **argv)
 		{ "ioctlkmalloc", cmd_ioctlkmalloc, 3 },
 		{ "cat", cmd_cat, 1 }, { "pollfresh", cmd_pollfresh, 1 }, { "poll", cmd_poll, 1 },
 		{ "inotify", cmd_inotify, 1 }, { "inotifycount", cmd_inotifycount, 3 },
-		{ "readwait", cmd_readwait, 1 },
+		{ "readwait", cmd_readwait, 1 }, { "psipoll", cmd_psipoll, 3 },
 		{ "readnb", cmd_readnb, 1 }, { "pollin", cmd_pollin, 1 },
+		{ "threads", cmd_threads, 1 },
 	};
 
 	setvbuf(stdout, NULL, _IOLBF, 0);

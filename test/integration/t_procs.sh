@@ -107,6 +107,27 @@ eq "a populated cgroup cannot become threaded: EOPNOTSUPP" "EOPNOTSUPP" \
 eq "cgroup.threads across domains: EOPNOTSUPP" "EOPNOTSUPP" "$(mcg errno write "$MNT/t/x/cgroup.threads" "$P2")"
 kill "$P2"; wait "$P2" 2>/dev/null
 
+# threads: placed one by one within their domain (t is a thread root)
+mkdir "$MNT/t/x2"
+echo threaded > "$MNT/t/x2/cgroup.type"
+bash -c 'echo $$ > "$1/t/cgroup.procs"; exec "$2" threads 2 30' _ "$MNT" "$MCGTOOL" >"$TMP/thr" &
+TP=$!
+wait_for "a process with two threads started" test -s "$TMP/thr"
+read -r TPID T1 T2 <"$TMP/thr"
+eq "move one thread to a threaded child" "OK" "$(mcg errno write "$MNT/t/x/cgroup.threads" "$T1")"
+eq "move another to a second one" "OK" "$(mcg errno write "$MNT/t/x2/cgroup.threads" "$T2")"
+eq "each threaded cgroup lists its thread" "$T1 $T2" "$(cat "$MNT/t/x/cgroup.threads") $(cat "$MNT/t/x2/cgroup.threads")"
+eq "the domain keeps the main thread" "$TPID" "$(cat "$MNT/t/cgroup.threads")"
+eq "the domain lists the process" "$TPID" "$(cat "$MNT/t/cgroup.procs")"
+eq "a cgroup with only a thread is populated" "populated 1 frozen 0" "$(events t/x2)"
+eq "rmdir of it: EBUSY" "EBUSY" "$(mcg errno rmdir "$MNT/t/x2")"
+eq "a thread out of its domain: EOPNOTSUPP" "EOPNOTSUPP" "$(mcg errno write "$MNT/c/cgroup.threads" "$T1")"
+eq "cgroup.procs moves every thread" "OK" "$(mcg errno write "$MNT/t/x/cgroup.procs" "$T2")"
+eq "all threads in x" "3" "$(wc -l <"$MNT/t/x/cgroup.threads")"
+eq "x2 empty again" "populated 0 frozen 0" "$(events t/x2)"
+kill "$TP"; wait "$TP" 2>/dev/null
+rmdir "$MNT/t/x2"
+
 # permissions: the opener's credentials and the common ancestor's cgroup.procs
 NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
 eq "another user cannot open cgroup.procs for writing: EACCES" "open:EACCES" \

@@ -92,6 +92,14 @@ eq "cgroup.stat: nr_subsys_memory without memory" "nr_subsys_memory 0" "$(grep n
 eq "cgroup.stat: nr_subsys_memory of the root" "nr_subsys_memory 2" "$(grep nr_subsys_memory "$MNT/cgroup.stat")"
 rmdir "$MNT/a/z/w/v" "$MNT/a/z/w" "$MNT/a/z"
 
+# a child directory named like a memory file: +memory cannot add the file
+mkdir -p "$MNT/n/c/memory.max"
+eq "+memory over a directory named memory.max: EEXIST" "EEXIST" "$(sc "$MNT/n" +memory)"
+rmdir "$MNT/n/c/memory.max"
+eq "+memory once it is gone" "OK" "$(sc "$MNT/n" +memory)"
+sc "$MNT/n" -memory >/dev/null
+rmdir "$MNT/n/c" "$MNT/n"
+
 # threaded mode (cgroup.type)
 mkdir -p "$MNT/t/x" "$MNT/t/y/sub"
 echo threaded > "$MNT/t/x/cgroup.type"
