@@ -19,6 +19,8 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -52,6 +54,9 @@ enum conf_key {
 	CONF_SLAB_MIN_ORDER,
 	CONF_SLAB_MAX_ORDER,
 	CONF_SLAB_MIN_OBJECTS,
+	CONF_MEMCG_CHARGE_BATCH,
+	CONF_MEMCG_HIGH_THROTTLE,
+	CONF_MEMCG_OOM_KILL_SIGNAL,
 	CONF_FS_THREADS,
 	CONF_FS_CTL_MODE,
 	CONF_FS_ROOT_SUBTREE_CONTROL,
@@ -141,6 +146,14 @@ static const struct conf_desc conf_table[] = {
 	CONF_ROW(CONF_SLAB_MIN_OBJECTS, slab, min_objects, CONF_UINT, 0,
 		 0, 32767, 0,
 		 "slub_min_objects; 0 = 4 * (fls(nr_cpus) + 1)"),
+	CONF_ROW(CONF_MEMCG_CHARGE_BATCH, memcg, charge_batch, CONF_UINT, 0,
+		 1, 127, 64,
+		 "MEMCG_CHARGE_BATCH: pages per per-CPU stock refill (at most 127)"),
+	CONF_ROW(CONF_MEMCG_HIGH_THROTTLE, memcg, high_throttle, CONF_BOOL, 0,
+		 0, 1, 1,
+		 "memory.high delays clients by the kernel's penalty curve"),
+	CONF_ROW_STR(CONF_MEMCG_OOM_KILL_SIGNAL, memcg, oom_kill_signal, "none",
+		     "signal sent to an OOM victim's real process, or none"),
 	CONF_ROW(CONF_FS_THREADS, fs, threads, CONF_UINT, 0,
 		 1, 1024, 10,
 		 "FUSE worker threads"),
@@ -565,6 +578,13 @@ int conf_validate(const struct memcgfs_config *c, char *err, size_t errlen)
 			 CONF_MAX_PAGE_ORDER);
 		return -EINVAL;
 	}
+	if (conf_signal(c->memcg.oom_kill_signal) < 0) {
+		const struct conf_desc *d = &conf_table[CONF_MEMCG_OOM_KILL_SIGNAL];
+
+		conf_err(err, errlen, "%s.%s: '%s' is not a signal (none, SIGKILL, KILL, 1..64)",
+			 d->section, d->name, c->memcg.oom_kill_signal);
+		return -EINVAL;
+	}
 	if (c->slab.max_order < c->slab.min_order) {
 		conf_err(err, errlen,
 			 "%s.%s: %u is less than %s.%s (%u)",
@@ -573,6 +593,31 @@ int conf_validate(const struct memcgfs_config *c, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	return 0;
+}
+
+int conf_signal(const char *name)
+{
+	static const struct { const char *name; int sig; } sigs[] = {
+		{ "HUP", SIGHUP }, { "INT", SIGINT }, { "QUIT", SIGQUIT },
+		{ "ABRT", SIGABRT }, { "KILL", SIGKILL }, { "USR1", SIGUSR1 },
+		{ "SEGV", SIGSEGV }, { "USR2", SIGUSR2 }, { "TERM", SIGTERM },
+		{ "STOP", SIGSTOP },
+	};
+	char *end;
+	long n;
+
+	if (!strcmp(name, "none"))
+		return 0;
+	if (isdigit((unsigned char)name[0])) {
+		n = strtol(name, &end, 10);
+		return *end || n < 1 || n > 64 ? -EINVAL : (int)n;
+	}
+	if (!strncmp(name, "SIG", 3))
+		name += 3;
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		if (!strcmp(sigs[i].name, name))
+			return sigs[i].sig;
+	return -EINVAL;
 }
 
 struct conf_out {

@@ -49,6 +49,11 @@ struct memcgfs_config {
 		unsigned int max_order;
 		unsigned int min_objects;
 	} slab;
+	struct {			/* laid out without padding (tests memcmp it) */
+		bool high_throttle;
+		char oom_kill_signal[19];
+		unsigned int charge_batch;
+	} memcg;
 	struct {
 		unsigned int threads;
 		char ctl_mode[12];
@@ -149,5 +154,13 @@ int conf_parse_size(const char *s, uint64_t *out);
  * the text was truncated if the return value is >= @len.
  */
 int conf_format(const struct memcgfs_config *c, char *buf, size_t len);
+
+/**
+ * conf_signal() - memcg.oom_kill_signal as a signal number
+ * @name: "none" (0), a name such as "SIGKILL" or "KILL", or a number 1..64
+ *
+ * Return: the signal number, 0 for none, or -EINVAL.
+ */
+int conf_signal(const char *name);
 
 #endif /* MEMCGFS_CONF_H */

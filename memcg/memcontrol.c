@@ -211,7 +211,9 @@ void memcg_reap(bool all)
 	struct obj_cgroup *o, *okeep = NULL, *ofree = NULL;
 	uint64_t now = now_ns();
 
-	if (!READ_ONCE(reap_memcgs) && !READ_ONCE(reap_objcgs))
+	/* a racy peek on the fast path: the lists are taken under reap_lock */
+	if (!__atomic_load_n(&reap_memcgs, __ATOMIC_RELAXED) &&
+	    !__atomic_load_n(&reap_objcgs, __ATOMIC_RELAXED))
 		return;
 	pthread_mutex_lock(&reap_lock);
 	while ((o = reap_objcgs)) {
@@ -249,7 +251,8 @@ void memcg_reap(bool all)
 		mem_cgroup_free(m);
 	}
 	/* freeing a memcg drops a reference on its parent: go again */
-	if (all && (READ_ONCE(reap_memcgs) || READ_ONCE(reap_objcgs)))
+	if (all && (__atomic_load_n(&reap_memcgs, __ATOMIC_RELAXED) ||
+		    __atomic_load_n(&reap_objcgs, __ATOMIC_RELAXED)))
 		memcg_reap(true);
 }
 
@@ -1031,6 +1034,14 @@ void memcg_lru_del(struct mem_cgroup *memcg, struct page *page)
 	(void)memcg_lru_del_unless_isolated(memcg, page);
 }
 
+static void psi_free_tree(struct mem_cgroup *memcg)
+{
+	for (struct mem_cgroup *c = memcg->children; c; c = c->sibling)
+		psi_free_tree(c);
+	psi_group_free(memcg->psi);
+	memcg->psi = NULL;
+}
+
 /* ---- init ---- */
 int memcg_init(const struct memcg_config *cfg)
 {
@@ -1090,9 +1101,10 @@ void memcg_exit(void)
 	memcg_stocks_exit();
 	memcg_kmem_online_key = false;
 	memcg_up = false;
+	/* memcgs still referenced (charges left behind) go with the arena; their PSI groups are malloc'ed */
+	psi_free_tree(root_memcg);
 	memcg_stats_free(root_memcg);
 	kfree(root_memcg->lru);
-	psi_group_free(root_memcg->psi);
 	kmem_cache_free(memcg_cachep, root_memcg);
 	root_memcg = NULL;
 	/* busy only if memcgs leaked: then the cache goes with alloc_exit() */

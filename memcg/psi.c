@@ -160,21 +160,24 @@ static bool check_triggers(struct psi_group *g, uint64_t now)
 	bool fired = false;
 
 	for (struct psi_trigger *t = g->triggers; t; t = t->next) {
-		uint64_t growth;
+		/*
+		 * Growth since the window began, before a new window starts: a
+		 * stall recorded at its end (a throttle longer than the window)
+		 * still counts for the window it ends in.
+		 */
+		uint64_t growth = g->total[t->state] - t->win_value;
 
+		if (growth >= t->threshold_ns &&
+		    /* at most one event per window */
+		    (!t->last_event || now - t->last_event >= t->window_ns)) {
+			t->last_event = now;
+			t->pending = true;
+			fired = true;
+		}
 		if (now - t->win_start >= t->window_ns) {
 			t->win_start = now;
 			t->win_value = g->total[t->state];
 		}
-		growth = g->total[t->state] - t->win_value;
-		if (growth < t->threshold_ns)
-			continue;
-		/* at most one event per window */
-		if (t->last_event && now - t->last_event < t->window_ns)
-			continue;
-		t->last_event = now;
-		t->pending = true;
-		fired = true;
 	}
 	return fired;
 }
@@ -336,10 +339,7 @@ void psi_trigger_free(struct mem_cgroup *memcg, struct psi_trigger *t)
 
 bool psi_trigger_poll(struct psi_trigger *t)
 {
-	bool p = t->pending;
-
-	t->pending = false;
-	return p;
+	return __atomic_exchange_n(&t->pending, false, __ATOMIC_ACQ_REL);
 }
 
 /* A clock tick for ongoing stalls: totals, averages and triggers advance. */

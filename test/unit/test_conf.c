@@ -116,6 +116,7 @@ static const struct key keys[] = {
 	{ KEY(slab, min_order), 0, "1", 1, "0", "3", NULL, "4" },
 	{ KEY(slab, max_order), 3, "5", 5, "0", "10", NULL, "11" },
 	{ KEY(slab, min_objects), 0, "30", 30, "0", "32767", NULL, "32768" },
+	{ KEY(memcg, charge_batch), 64, "16", 16, "1", "127", "0", "128" },
 	{ KEY(fs, threads), 10, "4", 4, "1", "1024", "0", "1025" },
 	{ KEY(trace, buffer_events), 65536, "1024", 1024,
 	  "16", "16777216", "15", "16777217" },
@@ -150,6 +151,9 @@ static void other_config(struct memcgfs_config *c)
 	c->slab.min_order = 2;
 	c->slab.max_order = 9;
 	c->slab.min_objects = 100;
+	c->memcg.charge_batch = 32;
+	c->memcg.high_throttle = false;
+	assert_int_equal(conf_set(c, "oom_kill_signal", "SIGKILL", NULL, 0), 0);
 	c->fs.threads = 3;
 	/* strings through conf_set(): the whole field, as a load leaves it */
 	assert_int_equal(conf_set(c, "ctl_mode", "0600", NULL, 0), 0);
@@ -160,6 +164,26 @@ static void other_config(struct memcgfs_config *c)
 }
 
 /* --- defaults and the shipped file ------------------------------------- */
+
+/* memcg.oom_kill_signal: names, numbers, none; anything else stops the load */
+static void test_oom_kill_signal(void **state)
+{
+	struct memcgfs_config c;
+	char err[256] = "";
+
+	(void)state;
+	assert_int_equal(conf_signal("none"), 0);
+	assert_int_equal(conf_signal("SIGKILL"), 9);
+	assert_int_equal(conf_signal("KILL"), 9);
+	assert_int_equal(conf_signal("15"), 15);
+	assert_int_equal(conf_signal("SIGBOGUS"), -EINVAL);
+	assert_int_equal(conf_signal("65"), -EINVAL);
+	assert_int_equal(conf_signal("9x"), -EINVAL);
+	conf_defaults(&c);
+	assert_int_equal(conf_set(&c, "memcg.oom_kill_signal", "SIGBOGUS", NULL, 0), 0);
+	assert_int_equal(conf_validate(&c, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "memcg.oom_kill_signal"));
+}
 
 static void test_defaults(void **state)
 {
@@ -825,6 +849,11 @@ static void test_format(void **state)
 		"max_order = 3\n"
 		"min_objects = 0\n"
 		"\n"
+		"[memcg]\n"
+		"charge_batch = 64\n"
+		"high_throttle = true\n"
+		"oom_kill_signal = none\n"
+		"\n"
 		"[fs]\n"
 		"threads = 10\n"
 		"ctl_mode = 0666\n"
@@ -908,6 +937,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_oom_kill_signal),
 		cmocka_unit_test(test_shipped_ini),
 		cmocka_unit_test_setup_teardown(test_every_key_file, tmp_setup,
 						tmp_teardown),
