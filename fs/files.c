@@ -376,6 +376,9 @@ static const struct fs_file root_files[] = {
 	  .notify = -1 },
 	{ .name = "tracing_on", .type = FT_TRACING_ON, .flags = FF_ROOT, .mode = 0644,
 	  .notify = -1 },
+	/* root only: a read locks the whole machine for a moment */
+	{ .name = "memcgfs.check", .type = FT_CHECK, .flags = FF_ROOT, .mode = 0400,
+	  .notify = -1 },
 };
 
 static int memory_notify_index(const char *name)

@@ -82,6 +82,7 @@ enum fs_ftype {
 	FT_SLABINFO,
 	FT_TRACE_PIPE,
 	FT_TRACING_ON,
+	FT_CHECK,	/* memcgfs.check: the invariant checks, run by a read */
 };
 
 #define FF_ROOT		0x01	/* present on the root */

@@ -559,6 +559,22 @@ static int render(struct fs_handle *h)
 	case FT_TRACING_ON:
 		err = sb_printf(&h->snap, "%d\n", trace_is_on() ? 1 : 0);
 		break;
+	case FT_CHECK: {
+		/*
+		 * alloc_check() locks the machine whole; memcg_check() wants no
+		 * charge in flight: a busy mount may show a passing mismatch,
+		 * a quiet one none.
+		 */
+		char msg[512];
+
+		if (alloc_check(msg, sizeof(msg)))
+			err = sb_printf(&h->snap, "alloc: %s\n", msg);
+		else if (memcg_check(msg, sizeof(msg)))
+			err = sb_printf(&h->snap, "memcg: %s\n", msg);
+		else
+			err = sb_printf(&h->snap, "ok\n");
+		break;
+	}
 	default:
 		return -EINVAL;
 	}

@@ -21,6 +21,7 @@ ROOT_FILES='444 cgroup.controllers
 444 cpu.stat
 444 cpu.stat.local
 644 io.pressure
+400 memcgfs.check
 666 memcgfs.ctl
 444 memory.numa_stat
 644 memory.pressure
@@ -127,6 +128,8 @@ match "root memory.stat" "^anon [0-9]+$" "$(cat "$MNT/memory.stat")"
 match "slabinfo: version 2.1" "^slabinfo - version: 2.1$" "$(cat "$MNT/slabinfo")"
 match "slabinfo: the mem_cgroup cache" "^mem_cgroup " "$(cat "$MNT/slabinfo")"
 eq "tracing_on starts at 0" "0" "$(cat "$MNT/tracing_on")"
+eq "memcgfs.check on a quiet mount" "ok" "$(cat "$MNT/memcgfs.check")"
+eq "memcgfs.check is not written" "EINVAL" "$(mcg errno write "$MNT/memcgfs.check" 1)"
 
 # reads and writes as kernfs does them
 eq "read of a write-only file: EINVAL" "EINVAL" "$(mcg errno read "$MNT/a/cgroup.kill")"
