@@ -61,6 +61,7 @@ enum conf_key {
 	CONF_FS_CTL_MODE,
 	CONF_FS_ROOT_SUBTREE_CONTROL,
 	CONF_FS_ALLOW_OTHER,
+	CONF_FS_USER_SLICES,
 	CONF_TRACE_BUFFER_EVENTS,
 	CONF_KEY_COUNT
 };
@@ -164,6 +165,9 @@ static const struct conf_desc conf_table[] = {
 	CONF_ROW(CONF_FS_ALLOW_OTHER, fs, allow_other, CONF_BOOL, 0,
 		 0, 1, 1,
 		 "as root: allow_other and default_permissions"),
+	CONF_ROW(CONF_FS_USER_SLICES, fs, user_slices, CONF_BOOL, 0,
+		 0, 1, 0,
+		 "a non-root user's processes start in /user.slice/user-UID.slice"),
 	CONF_ROW(CONF_TRACE_BUFFER_EVENTS, trace, buffer_events, CONF_UINT, 0,
 		 16, 16777216, 65536,
 		 "trace buffer capacity in events"),

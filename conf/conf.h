@@ -57,8 +57,9 @@ struct memcgfs_config {
 	struct {
 		unsigned int threads;
 		char ctl_mode[12];
-		char root_subtree_control[15];
+		char root_subtree_control[14];	/* sized so the struct has no padding */
 		bool allow_other;
+		bool user_slices;
 	} fs;
 	struct {
 		uint32_t buffer_events;

@@ -198,6 +198,8 @@ struct cgroup {
 
 extern pthread_rwlock_t fs_tree_lock;
 extern struct cgroup *fs_root;
+extern bool fs_user_slices;
+int cgroup_user_slice(uid_t uid, gid_t gid, struct cgroup **out);
 
 int tree_init(const struct memcgfs_config *conf);
 void tree_exit(void);

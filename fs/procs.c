@@ -523,6 +523,27 @@ static struct proc *proc_lookup_or_track(pid_t pid, int *err)
 	return proc_track(pid, resolve_unseen(&st), &st, err);
 }
 
+static void proc_move_locked(struct proc *p, struct cgroup *dst);
+
+/*
+ * fs.user_slices: a non-root user's process seen first in the root goes to
+ * its user's slice, as a login session would put it.  Best effort: if the
+ * slice cannot be made (limits), the process stays in the root.
+ */
+static void user_slice_place(struct proc *p, uid_t uid, gid_t gid)
+{
+	struct cgroup *slice;
+
+	if (p->cg != fs_root || cgroup_user_slice(uid, gid, &slice))
+		return;
+	pthread_rwlock_rdlock(&fs_tree_lock);
+	pthread_rwlock_wrlock(&procs_lock);
+	if (!p->exited && p->cg == fs_root && !slice->removed)
+		proc_move_locked(p, slice);
+	pthread_rwlock_unlock(&procs_lock);
+	pthread_rwlock_unlock(&fs_tree_lock);
+}
+
 /* ---- the requesting process ---- */
 int procs_caller(const struct fs_caller *who, struct proc **out, char comm[16])
 {
@@ -598,6 +619,8 @@ int procs_caller(const struct fs_caller *who, struct proc **out, char comm[16])
 	pthread_rwlock_unlock(&fs_tree_lock);
 	if (!p)
 		return err;
+	if (fs_user_slices && who->uid != 0)
+		user_slice_place(p, who->uid, who->gid);
 	*out = p;
 	return 0;
 }

@@ -30,6 +30,7 @@
 
 pthread_rwlock_t fs_tree_lock = PTHREAD_RWLOCK_INITIALIZER;
 struct cgroup *fs_root;
+bool fs_user_slices;
 
 static _Atomic uint64_t next_id = 1;
 
@@ -800,7 +801,50 @@ int tree_init(const struct memcgfs_config *conf)
 	cgroup_set_memcg(root, root_mem_cgroup());
 	root->subtree_memory = !strcmp(conf->fs.root_subtree_control, "memory");
 	fs_root = root;
+	fs_user_slices = conf->fs.user_slices;
 	return 0;
+}
+
+/* parent/name, made (owned by uid:gid) if it is not there yet. */
+static int child_or_mkdir(struct cgroup *parent, const char *name, uid_t uid, gid_t gid,
+			  struct cgroup **out)
+{
+	int err = cgroup_mkdir(parent, name, 0755, uid, gid, out);
+
+	if (err == -EEXIST) {
+		pthread_rwlock_rdlock(&fs_tree_lock);
+		*out = cgroup_child(parent, name);
+		pthread_rwlock_unlock(&fs_tree_lock);
+		err = *out ? 0 : -ENOENT;
+	}
+	return err;
+}
+
+/*
+ * cgroup_user_slice - fs.user_slices: /user.slice/user-UID.slice, as
+ * systemd makes them at a login: user.slice root's with memory enabled for
+ * its children, the user's slice owned by the user (delegated).
+ */
+int cgroup_user_slice(uid_t uid, gid_t gid, struct cgroup **out)
+{
+	struct cgroup *slice;
+	char name[32];
+	int err = child_or_mkdir(fs_root, "user.slice", 0, 0, &slice);
+
+	if (err)
+		return err;
+	if (fs_root->subtree_memory && !slice->subtree_memory) {
+		struct fs_inval_list iv = { 0 };
+		char plus[] = "+memory";
+
+		/* no child yet: nothing appears, nothing to invalidate */
+		err = cgroup_subtree_control_write(slice, plus, &iv);
+		free(iv.v);
+		if (err && err != -EBUSY)
+			return err;
+	}
+	snprintf(name, sizeof(name), "user-%u.slice", (unsigned int)uid);
+	return child_or_mkdir(slice, name, uid, gid, out);
 }
 
 static void tree_free_subtree(struct cgroup *cg)

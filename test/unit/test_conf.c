@@ -159,6 +159,7 @@ static void other_config(struct memcgfs_config *c)
 	assert_int_equal(conf_set(c, "ctl_mode", "0600", NULL, 0), 0);
 	assert_int_equal(conf_set(c, "root_subtree_control", "", NULL, 0), 0);
 	c->fs.allow_other = false;
+	c->fs.user_slices = true;
 	c->trace.buffer_events = 4096;
 	assert_int_equal(conf_validate(c, NULL, 0), 0);
 }
@@ -800,7 +801,7 @@ static void test_fs_keys(void **state)
 	memset(big, 'm', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
 	assert_int_equal(conf_set(&c, "root_subtree_control", big, err, sizeof(err)), -ERANGE);
-	assert_string_equal(err, "fs.root_subtree_control: value is too long (at most 14 characters)");
+	assert_string_equal(err, "fs.root_subtree_control: value is too long (at most 13 characters)");
 	assert_memory_equal(&c, &want, sizeof(c));
 
 	assert_int_equal(conf_set(&c, "ctl_mode", "0600", err, sizeof(err)), 0);
@@ -859,6 +860,7 @@ static void test_format(void **state)
 		"ctl_mode = 0666\n"
 		"root_subtree_control = memory\n"
 		"allow_other = true\n"
+		"user_slices = false\n"
 		"\n"
 		"[trace]\n"
 		"buffer_events = 65536\n";
