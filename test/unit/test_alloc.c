@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include "defer.h"
 
 #define MIB		(1024ul * 1024ul)
 #define PG		4096u		/* every machine here has 4 KiB pages */
@@ -59,17 +60,6 @@ static void soft_reset(void)
 	}								\
 } while (0)
 
-#define EXPECT_EQ(got, exp, ...) do {					\
-	unsigned long long g_ = (unsigned long long)(got);		\
-	unsigned long long e_ = (unsigned long long)(exp);		\
-	if (g_ != e_) {							\
-		print_error("%s:%d: ", __FILE__, __LINE__);		\
-		print_error(__VA_ARGS__);				\
-		print_error(": got %llu, expected %llu\n", g_, e_);	\
-		fail();							\
-	}								\
-} while (0)
-
 #define EXPECT_STR(got, exp, ...) do {					\
 	const char *g_ = (got), *e_ = (exp);				\
 	if (!g_ || strcmp(g_, e_) != 0) {				\
@@ -93,18 +83,6 @@ static void soft_done(void)
  * Deferred failures: reported at once, but the test goes on (so that one
  * wrong value does not hide the checks after it); the teardown fails the test.
  */
-static unsigned long deferred_failures;
-
-#define DEFER_EQ(got, exp, ...) do {					\
-	unsigned long long g_ = (unsigned long long)(got);		\
-	unsigned long long e_ = (unsigned long long)(exp);		\
-	if (g_ != e_) {							\
-		print_error("%s:%d: ", __FILE__, __LINE__);		\
-		print_error(__VA_ARGS__);				\
-		print_error(": got %llu, expected %llu\n", g_, e_);	\
-		deferred_failures++;					\
-	}								\
-} while (0)
 
 /* kmem_cache_destroy() must return 0 once every object was freed; if it
  * does not, report it and shrink and retry so that the test can go on. */

@@ -47,48 +47,8 @@
 /* ------------------------------------------------------------------ */
 /* Checks (deferred: one wrong value does not hide the checks after it) */
 
-static unsigned long deferred_failures;
-
-#define DEFER_EQ(got, exp, ...) do {					\
-	unsigned long long g_ = (unsigned long long)(got);		\
-	unsigned long long e_ = (unsigned long long)(exp);		\
-	if (g_ != e_) {							\
-		print_error("%s:%d: ", __FILE__, __LINE__);		\
-		print_error(__VA_ARGS__);				\
-		print_error(": got %llu (%lld), expected %llu (%lld)\n", \
-			    g_, (long long)g_, e_, (long long)e_);	\
-		deferred_failures++;					\
-	}								\
-} while (0)
-
-#define DEFER_TRUE(cond, ...) do {					\
-	if (!(cond)) {							\
-		print_error("%s:%d: ", __FILE__, __LINE__);		\
-		print_error(__VA_ARGS__);				\
-		print_error(" [%s is false]\n", #cond);			\
-		deferred_failures++;					\
-	}								\
-} while (0)
-
-#define EXPECT_TRUE(cond, ...) do {					\
-	if (!(cond)) {							\
-		print_error("%s:%d: ", __FILE__, __LINE__);		\
-		print_error(__VA_ARGS__);				\
-		print_error(" [%s is false]\n", #cond);			\
-		fail();							\
-	}								\
-} while (0)
-
-#define DEFER_STR(got, exp, ...) do {					\
-	const char *g_ = (got), *e_ = (exp);				\
-	if (!g_ || strcmp(g_, e_) != 0) {				\
-		print_error("%s:%d: ", __FILE__, __LINE__);		\
-		print_error(__VA_ARGS__);				\
-		print_error(": got \"%s\", expected \"%s\"\n",		\
-			    g_ ? g_ : "(null)", e_);			\
-		deferred_failures++;					\
-	}								\
-} while (0)
+/* deferred_failures and DEFER_EQ/DEFER_TRUE/EXPECT_TRUE/DEFER_STR */
+#include "defer.h"
 
 /* ------------------------------------------------------------------ */
 /* PRNG                                                                */
