@@ -1,0 +1,1184 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench_fs - memcgfs mounted: the control file's round trips, batches,
+ * memory.stat reads, mkdir of 10,000 cgroups and the daemon's memory per
+ * cgroup, each measured side by side with its yardstick in one run.
+ *
+ * The program mounts everything itself on a temporary directory, each daemon
+ * in the foreground (-f) as a child process, and always unmounts
+ * (fusermount3 -u, then umount -l) and ends the daemons, also when it is
+ * interrupted (SIGINT/SIGTERM/SIGHUP, the daemons also get PR_SET_PDEATHSIG).
+ * Four daemons: memcgfs and minifuse (test/bench/minifuse.c: the smallest
+ * libfuse low-level filesystem whose ioctl handler replies at once, set up as
+ * memcgfs is: the same multi-threaded loop and worker count, timeouts, open
+ * flags and mount options), each once pinned to one CPU (the affinity set
+ * before exec, as "taskset -c N" does; every thread inherits it) and once
+ * free on every CPU.  Every memcgfs is mounted with -o cpus=2
+ * (machine.cpus = 2).  A FUSE round trip costs about 8 us when client and
+ * daemon share a CPU and about 45 us when the wake-up crosses to the other
+ * one (DESIGN.md): the gated figures are the pinned ones (this program pins
+ * itself to the same CPU), the unpinned figures are printed beside them.
+ *
+ * The client is a task of cgroup /bench on each memcgfs mount (it writes 0
+ * to /bench/cgroup.procs), so its GFP_KERNEL_ACCOUNT allocations are really
+ * charged (a root task's would skip the charge: seed 003).
+ *
+ *  1. ctl_ioctl_vs_minimal: round trips per second of one restricted ioctl
+ *     of one operation (MEMCGFS_IOC_BATCH_ONE: 80 bytes each way), on
+ *     memcgfs.ctl: alternately "kmalloc 8 GFP_KERNEL_ACCOUNT" and the kfree
+ *     of its handle (the cheapest operations that do what clients do: charge
+ *     and uncharge through the obj_stock; two round trips, each counted);
+ *     beside it, for information, a batch whose one operation is invalid
+ *     (op 0: the ioctl path with no operation's work); on minifuse's ctl the
+ *     same command and bytes, copied back at once.
+ *  2. ctl_batch_vs_text: commands per second.  Text: one request per write,
+ *     its reply read from the same fd ("kmalloc 8 GFP_KERNEL_ACCOUNT", then
+ *     "kfree HANDLE": each command one write and one read).  Batch: one
+ *     maximal ioctl (MEMCGFS_IOC_BATCH_MAX, 16376 bytes) of 409 single
+ *     kmallocs (each op count 1, one handle slot), then one of the 409 kfrees.
+ *  3. cat_stat_vs_host: open+read-to-EOF+close of /bench/memory.stat on the
+ *     mount, of the host's own cgroupfs memory.stat (cgroup2 preferred, found
+ *     under /sys/fs/cgroup or /sys/fs/cgroup/unified; else the cgroup v1
+ *     memory controller's, said so), and of minifuse's file of the same size.
+ *  4. mkdir_10k_s: seconds for 10,000 mkdir(2) of sibling cgroups under one
+ *     parent whose cgroup.subtree_control has +memory (so each has a memcg),
+ *     flat: /p/c00000 ... /p/c09999; then their rmdir (timed, not gated).
+ *  5. bytes_per_cgroup: the pinned daemon's memory before and after those
+ *     mkdirs (/proc/PID/smaps_rollup: Rss, Pss, and USS = Private_Clean +
+ *     Private_Dirty), the difference over 10,000; gated on USS.
+ *
+ * Times are medians of R repetitions (--reps, 5) of D-second runs (--secs,
+ * 0.25), the compared variants interleaved in a rotating order within each.
+ * Ends with one "target NAME measured=V goal=OPV ok|MISS" line per target;
+ * a MISS does not fail the benchmark, an internal error does (exit 2).
+ * Without root, /dev/fuse or fusermount3 it prints why and exits 77 (skip).
+ *
+ *   bench_fs [--memcgfs PATH] [--minifuse PATH] [--reps R] [--secs D]
+ *            [--cgroups N]
+ * PATHs default to $MEMCGFS and $MINIFUSE (meson sets them).
+ */
+#include "memcgfs_ctl.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef CGROUP2_SUPER_MAGIC
+#define CGROUP2_SUPER_MAGIC	0x63677270
+#endif
+#ifndef CGROUP_SUPER_MAGIC
+#define CGROUP_SUPER_MAGIC	0x27e0eb
+#endif
+
+#define MAX_REPS	64
+
+static int opt_reps = 5;
+static double opt_secs = 0.25;
+static long opt_cgroups = 10000;
+
+/* ---- the daemons, and always taking them down ---- */
+
+enum { D_MCG_PIN, D_MCG_FREE, D_MINI_PIN, D_MINI_FREE, NR_DAEMONS };
+static const char *const daemon_names[NR_DAEMONS] = {
+	"memcgfs (pinned)", "memcgfs (unpinned)", "minifuse (pinned)", "minifuse (unpinned)"
+};
+
+struct daemon {
+	pid_t pid;
+	bool mounted;
+	char mnt[PATH_MAX];
+	char log[PATH_MAX];
+};
+
+static struct daemon daemons[NR_DAEMONS];
+static char tmpdir[PATH_MAX];
+static cpu_set_t all_cpus;
+static int pin_cpu_nr = -1;
+static volatile sig_atomic_t cleaning;
+
+static void cleanup(void);
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fputs("bench_fs: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	cleanup();
+	exit(2);
+}
+
+/* snprintf for paths: a path that does not fit is an error, not a truncation. */
+static void pathf(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void pathf(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= len)
+		die("a path too long for %zu bytes", len);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static bool is_mounted(const char *mnt)
+{
+	char line[8192], *save, *f;
+	bool found = false;
+	FILE *fp = fopen("/proc/self/mountinfo", "re");
+
+	if (!fp)
+		return false;
+	while (!found && fgets(line, sizeof(line), fp)) {
+		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT ... */
+		f = strtok_r(line, " ", &save);
+		for (int i = 0; f && i < 4; i++)
+			f = strtok_r(NULL, " ", &save);
+		if (f && !strcmp(f, mnt))
+			found = true;
+	}
+	fclose(fp);
+	return found;
+}
+
+static int run_cmd(const char *path, const char *a1, const char *a2)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		if (null >= 0) {
+			dup2(null, STDOUT_FILENO);
+			dup2(null, STDERR_FILENO);
+		}
+		execlp(path, path, a1, a2, (char *)NULL);
+		_exit(127);
+	}
+	if (waitpid(pid, &st, 0) < 0)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static bool wait_exit(pid_t pid, double secs)
+{
+	double end = now_s() + secs;
+
+	do {
+		int st;
+		pid_t r = waitpid(pid, &st, WNOHANG);
+
+		if (r == pid || (r < 0 && errno == ECHILD))
+			return true;
+		usleep(10000);
+	} while (now_s() < end);
+	return false;
+}
+
+/* Lines of a daemon's log that look like trouble (information only). */
+static void show_log_trouble(const struct daemon *d, const char *name)
+{
+	char line[1024];
+	int shown = 0;
+	FILE *fp = fopen(d->log, "re");
+
+	if (!fp)
+		return;
+	while (fgets(line, sizeof(line), fp) && shown < 10) {
+		if (strcasestr(line, "error") || strcasestr(line, "warn") ||
+		    strcasestr(line, "sanitizer")) {
+			if (!shown++)
+				printf("  log of %s:\n", name);
+			printf("    %s", line);
+		}
+	}
+	fclose(fp);
+}
+
+static void cleanup(void)
+{
+	if (cleaning)
+		return;
+	cleaning = 1;
+	for (int i = 0; i < NR_DAEMONS; i++) {
+		struct daemon *d = &daemons[i];
+
+		if (!d->mnt[0])
+			continue;
+		if (d->pid > 0 || d->mounted) {
+			if (is_mounted(d->mnt)) {
+				run_cmd("fusermount3", "-u", d->mnt);
+				if (is_mounted(d->mnt))
+					umount2(d->mnt, MNT_DETACH);
+			}
+		}
+		if (d->pid > 0) {
+			if (!wait_exit(d->pid, 5)) {
+				kill(d->pid, SIGTERM);
+				if (!wait_exit(d->pid, 5)) {
+					kill(d->pid, SIGKILL);
+					wait_exit(d->pid, 5);
+				}
+			}
+			d->pid = 0;
+		}
+		if (is_mounted(d->mnt))
+			umount2(d->mnt, MNT_DETACH);
+		d->mounted = false;
+		show_log_trouble(d, daemon_names[i]);
+		rmdir(d->mnt);
+		unlink(d->log);
+	}
+	if (tmpdir[0])
+		rmdir(tmpdir);
+}
+
+/* Interrupted (meson's timeout, Ctrl-C): detach the mounts, end the daemons. */
+static void on_signal(int sig)
+{
+	if (!cleaning) {
+		cleaning = 1;
+		for (int i = 0; i < NR_DAEMONS; i++) {
+			if (daemons[i].mnt[0])
+				umount2(daemons[i].mnt, MNT_DETACH);
+			if (daemons[i].pid > 0)
+				kill(daemons[i].pid, SIGTERM);
+			if (daemons[i].mnt[0]) {
+				rmdir(daemons[i].mnt);
+				unlink(daemons[i].log);
+			}
+		}
+		if (tmpdir[0])
+			rmdir(tmpdir);
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void set_affinity(pid_t pid, int cpu)
+{
+	cpu_set_t set;
+
+	if (cpu < 0) {
+		set = all_cpus;
+	} else {
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+	}
+	if (sched_setaffinity(pid, sizeof(set), &set))
+		die("sched_setaffinity(%d): %s", cpu, strerror(errno));
+}
+
+/* Start a daemon in the foreground, pinned to cpu (or free), wait for its mount. */
+static void start_daemon(int which, int cpu, const char *const *argv)
+{
+	struct daemon *d = &daemons[which];
+	pid_t pid;
+	double end;
+
+	pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (pid == 0) {
+		int fd = open(d->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+		cpu_set_t set = all_cpus;
+
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (cpu >= 0) {
+			CPU_ZERO(&set);
+			CPU_SET(cpu, &set);
+		}
+		if (sched_setaffinity(0, sizeof(set), &set))
+			_exit(126);
+		if (fd >= 0) {
+			dup2(fd, STDOUT_FILENO);
+			dup2(fd, STDERR_FILENO);
+		}
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		execv(argv[0], (char *const *)argv);
+		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	d->pid = pid;
+	end = now_s() + 15;
+	while (!is_mounted(d->mnt)) {
+		int st;
+
+		if (waitpid(pid, &st, WNOHANG) == pid) {
+			char line[512];
+			FILE *fp = fopen(d->log, "re");
+
+			d->pid = 0;
+			fprintf(stderr, "bench_fs: %s exited (wait status 0x%x) before mounting:\n",
+				daemon_names[which], st);
+			while (fp && fgets(line, sizeof(line), fp))
+				fprintf(stderr, "  %s", line);
+			if (fp)
+				fclose(fp);
+			die("cannot mount %s", d->mnt);
+		}
+		if (now_s() > end)
+			die("%s did not mount on %s within 15 s", daemon_names[which], d->mnt);
+		usleep(10000);
+	}
+	d->mounted = true;
+}
+
+/* ---- small helpers ---- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(const double *v, int n)
+{
+	double tmp[MAX_REPS];
+
+	memcpy(tmp, v, (size_t)n * sizeof(*v));
+	qsort(tmp, (size_t)n, sizeof(*tmp), cmp_double);
+	return n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
+}
+
+static void write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t len = (ssize_t)strlen(text);
+
+	if (fd < 0)
+		die("open %s: %s", path, strerror(errno));
+	if (write(fd, text, (size_t)len) != len)
+		die("write '%s' to %s: %s", text, path, strerror(errno));
+	close(fd);
+}
+
+static char big_buf[1 << 16];
+
+/* open + read to EOF + close: what cat does. */
+static ssize_t cat_file(const char *path)
+{
+	ssize_t total = 0, n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	while ((n = read(fd, big_buf, sizeof(big_buf))) > 0)
+		total += n;
+	close(fd);
+	return n < 0 ? -1 : total;
+}
+
+/* The measured unit: does a few operations, returns how many. */
+typedef long (*unit_fn)(void *ctx);
+
+static double rate_of(unit_fn fn, void *ctx, double secs)
+{
+	double t0 = now_s(), t;
+	long n = 0;
+
+	do {
+		n += fn(ctx);
+		t = now_s();
+	} while (t - t0 < secs);
+	return (double)n / (t - t0);
+}
+
+/*
+ * Rates (units/s) of nr variants: a warm-up, then reps rounds, the variants
+ * in a rotating order within each round; the medians go to med[].
+ */
+static void measure(int nr, unit_fn const *fns, void *const *ctxs, double *med)
+{
+	double v[8][MAX_REPS];
+
+	for (int m = 0; m < nr; m++)
+		rate_of(fns[m], ctxs[m], opt_secs / 5);
+	for (int r = 0; r < opt_reps; r++)
+		for (int j = 0; j < nr; j++) {
+			int m = (j + r) % nr;
+
+			v[m][r] = rate_of(fns[m], ctxs[m], opt_secs);
+		}
+	for (int m = 0; m < nr; m++)
+		med[m] = median(v[m], opt_reps);
+}
+
+static void target(const char *name, const char *measured, const char *goal, bool ok)
+{
+	printf("target %s measured=%s goal=%s %s\n", name, measured, goal, ok ? "ok" : "MISS");
+}
+
+/* ---- 1. one ioctl round trip ---- */
+
+struct ioctl_ctx {
+	int fd;
+	struct memcgfs_ctl_batch_one b;
+};
+
+static void one_op(struct ioctl_ctx *c, uint8_t op, uint64_t handle)
+{
+	memset(&c->b, 0, sizeof(c->b));
+	c->b.hdr.version = MEMCGFS_CTL_VERSION;
+	c->b.hdr.nr_ops = 1;
+	c->b.u.ops[0].op = op;
+	c->b.u.ops[0].count = 1;
+	c->b.u.ops[0].slot = MEMCGFS_CTL_FIRST_SLOT(1);
+	if (op == MEMCGFS_OP_KMALLOC) {
+		c->b.u.ops[0].size = 8;
+		c->b.u.ops[0].flags = MEMCGFS_GFP_KERNEL_ACCOUNT;
+	}
+	c->b.u.slots[MEMCGFS_CTL_FIRST_SLOT(1)] = handle;
+}
+
+/* kmalloc 8 GFP_KERNEL_ACCOUNT, then kfree it: two round trips. */
+static long unit_ioctl_pair(void *ctx)
+{
+	struct ioctl_ctx *c = ctx;
+	uint64_t h;
+
+	one_op(c, MEMCGFS_OP_KMALLOC, 0);
+	if (ioctl(c->fd, MEMCGFS_IOC_BATCH_ONE, &c->b) < 0)
+		die("memcgfs.ctl ioctl (kmalloc): %s", strerror(errno));
+	if (c->b.u.ops[0].error)
+		die("memcgfs.ctl ioctl kmalloc 8: %s", strerror(-c->b.u.ops[0].error));
+	h = c->b.u.slots[MEMCGFS_CTL_FIRST_SLOT(1)];
+	one_op(c, MEMCGFS_OP_KFREE, h);
+	if (ioctl(c->fd, MEMCGFS_IOC_BATCH_ONE, &c->b) < 0)
+		die("memcgfs.ctl ioctl (kfree): %s", strerror(errno));
+	if (c->b.u.ops[0].error)
+		die("memcgfs.ctl ioctl kfree: %s", strerror(-c->b.u.ops[0].error));
+	return 2;
+}
+
+/* A batch whose one operation is invalid (op 0): the ioctl path alone. */
+static long unit_ioctl_nop(void *ctx)
+{
+	struct ioctl_ctx *c = ctx;
+
+	one_op(c, 0, 0);
+	if (ioctl(c->fd, MEMCGFS_IOC_BATCH_ONE, &c->b) < 0)
+		die("memcgfs.ctl ioctl (op 0): %s", strerror(errno));
+	if (c->b.u.ops[0].error != -EINVAL)
+		die("memcgfs.ctl ioctl op 0: error %d, expected -EINVAL", c->b.u.ops[0].error);
+	return 1;
+}
+
+/* minifuse: the same command and bytes, copied back at once. */
+static long unit_ioctl_mini(void *ctx)
+{
+	struct ioctl_ctx *c = ctx;
+
+	one_op(c, MEMCGFS_OP_KMALLOC, 0);
+	if (ioctl(c->fd, MEMCGFS_IOC_BATCH_ONE, &c->b) < 0)
+		die("minifuse ioctl: %s", strerror(errno));
+	if (c->b.u.ops[0].op != MEMCGFS_OP_KMALLOC)
+		die("minifuse ioctl: the reply is not the request");
+	return 1;
+}
+
+/* ---- 2. text requests vs one maximal batch ---- */
+
+struct text_ctx {
+	int fd;
+};
+
+static void text_cmd(int fd, const char *req, char *reply, size_t len)
+{
+	size_t n = 0, rl = strlen(req);
+	ssize_t r;
+
+	if (write(fd, req, rl) != (ssize_t)rl)
+		die("memcgfs.ctl write '%.*s': %s", (int)rl - 1, req, strerror(errno));
+	do {
+		r = read(fd, reply + n, len - 1 - n);
+		if (r <= 0)
+			die("memcgfs.ctl read: %s", r ? strerror(errno) : "end of file");
+		n += (size_t)r;
+	} while (reply[n - 1] != '\n' && n + 1 < len);
+	reply[n] = '\0';
+	if (strncmp(reply, "ok", 2))
+		die("memcgfs.ctl '%.*s': %s", (int)rl - 1, req, reply);
+}
+
+static long unit_text_pair(void *ctx)
+{
+	struct text_ctx *c = ctx;
+	char reply[256], req[128], *h, *end;
+
+	text_cmd(c->fd, "kmalloc 8 GFP_KERNEL_ACCOUNT\n", reply, sizeof(reply));
+	h = reply + 2;
+	while (*h == ' ')
+		h++;
+	end = h + strcspn(h, " \n");
+	if (end == h)
+		die("memcgfs.ctl kmalloc: no handle in '%s'", reply);
+	snprintf(req, sizeof(req), "kfree %.*s\n", (int)(end - h), h);
+	text_cmd(c->fd, req, reply, sizeof(reply));
+	return 2;
+}
+
+#define BATCH_OPS	(MEMCGFS_CTL_MAX_WORDS / (MEMCGFS_CTL_OP_WORDS + 1))
+
+struct batch_ctx {
+	int fd;
+	struct memcgfs_ctl_batch_max b;
+	uint64_t handles[BATCH_OPS];
+};
+
+static void batch_fill(struct batch_ctx *c, uint8_t op)
+{
+	unsigned int first = MEMCGFS_CTL_FIRST_SLOT(BATCH_OPS);
+
+	memset(&c->b, 0, sizeof(c->b));
+	c->b.hdr.version = MEMCGFS_CTL_VERSION;
+	c->b.hdr.nr_ops = BATCH_OPS;
+	for (unsigned int i = 0; i < BATCH_OPS; i++) {
+		struct memcgfs_ctl_op *o = &c->b.u.ops[i];
+
+		o->op = op;
+		o->count = 1;
+		o->slot = (uint16_t)(first + i);
+		if (op == MEMCGFS_OP_KMALLOC) {
+			o->size = 8;
+			o->flags = MEMCGFS_GFP_KERNEL_ACCOUNT;
+		} else {
+			c->b.u.slots[first + i] = c->handles[i];
+		}
+	}
+}
+
+static long unit_batch_pair(void *ctx)
+{
+	struct batch_ctx *c = ctx;
+	unsigned int first = MEMCGFS_CTL_FIRST_SLOT(BATCH_OPS);
+
+	batch_fill(c, MEMCGFS_OP_KMALLOC);
+	if (ioctl(c->fd, MEMCGFS_IOC_BATCH_MAX, &c->b) < 0)
+		die("memcgfs.ctl batch ioctl (kmalloc): %s", strerror(errno));
+	if (c->b.hdr.nr_done != BATCH_OPS)
+		die("memcgfs.ctl batch kmalloc: %u done, %u failed (first error %d)",
+		    c->b.hdr.nr_done, c->b.hdr.nr_failed, c->b.u.ops[0].error);
+	for (unsigned int i = 0; i < BATCH_OPS; i++)
+		c->handles[i] = c->b.u.slots[first + i];
+	batch_fill(c, MEMCGFS_OP_KFREE);
+	if (ioctl(c->fd, MEMCGFS_IOC_BATCH_MAX, &c->b) < 0)
+		die("memcgfs.ctl batch ioctl (kfree): %s", strerror(errno));
+	if (c->b.hdr.nr_done != BATCH_OPS)
+		die("memcgfs.ctl batch kfree: %u done, %u failed", c->b.hdr.nr_done,
+		    c->b.hdr.nr_failed);
+	return 2 * BATCH_OPS;
+}
+
+/* ---- 3. memory.stat ---- */
+
+struct cat_ctx {
+	const char *path;
+	ssize_t size;
+};
+
+static long unit_cat(void *ctx)
+{
+	struct cat_ctx *c = ctx;
+	ssize_t n = cat_file(c->path);
+
+	if (n <= 0)
+		die("cat %s: %s", c->path, n < 0 ? strerror(errno) : "empty");
+	c->size = n;
+	return 1;
+}
+
+static bool fs_is(const char *path, long magic)
+{
+	struct statfs sf;
+
+	return !statfs(path, &sf) && (long)sf.f_type == magic;
+}
+
+/* A readable memory.stat in dir itself (depth 0) or below it, down to depth. */
+static bool find_stat_in(const char *dir, int depth, bool want_child, char *out, size_t len)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	DIR *dp;
+	bool found = false;
+
+	if (!want_child) {
+		pathf(path, sizeof(path), "%s/memory.stat", dir);
+		if (cat_file(path) > 0) {
+			pathf(out, len, "%s", path);
+			return true;
+		}
+	}
+	if (depth <= 0 || !(dp = opendir(dir)))
+		return false;
+	while (!found && (de = readdir(dp))) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		pathf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		found = find_stat_in(path, depth - 1, false, out, len);
+	}
+	closedir(dp);
+	return found;
+}
+
+/*
+ * The host's memory.stat: a cgroup2 one first (a child cgroup's, as on the
+ * mount, else the root's), else the cgroup v1 memory controller's.
+ */
+static const char *find_host_stat(char *out, size_t len, const char **kind)
+{
+	static const char *const v2[] = { "/sys/fs/cgroup", "/sys/fs/cgroup/unified" };
+
+	for (int child = 1; child >= 0; child--)
+		for (size_t i = 0; i < sizeof(v2) / sizeof(v2[0]); i++)
+			if (fs_is(v2[i], CGROUP2_SUPER_MAGIC) &&
+			    find_stat_in(v2[i], child ? 3 : 0, child, out, len)) {
+				*kind = "cgroup2";
+				return out;
+			}
+	for (int child = 1; child >= 0; child--)
+		if (fs_is("/sys/fs/cgroup/memory", CGROUP_SUPER_MAGIC) &&
+		    find_stat_in("/sys/fs/cgroup/memory", child ? 3 : 0, child, out, len)) {
+			*kind = "cgroup v1 (no cgroup2 hierarchy here has the memory controller)";
+			return out;
+		}
+	return NULL;
+}
+
+/* ---- 4, 5. mkdir, and the daemon's memory ---- */
+
+struct mem_use {
+	long rss, pss, uss, anon_huge, vmrss;	/* KiB */
+};
+
+static struct mem_use mem_of(pid_t pid)
+{
+	struct mem_use m = { -1, -1, -1, -1, -1 };
+	char path[64], line[256];
+	long pc = -1, pd = -1, v;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pid);
+	if ((fp = fopen(path, "re"))) {
+		while (fgets(line, sizeof(line), fp)) {
+			if (sscanf(line, "Rss: %ld", &v) == 1)
+				m.rss = v;
+			else if (sscanf(line, "Pss: %ld", &v) == 1)
+				m.pss = v;
+			else if (sscanf(line, "Private_Clean: %ld", &v) == 1)
+				pc = v;
+			else if (sscanf(line, "Private_Dirty: %ld", &v) == 1)
+				pd = v;
+			else if (sscanf(line, "AnonHugePages: %ld", &v) == 1)
+				m.anon_huge = v;
+		}
+		fclose(fp);
+		if (pc >= 0 && pd >= 0)
+			m.uss = pc + pd;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((fp = fopen(path, "re"))) {
+		while (fgets(line, sizeof(line), fp))
+			if (sscanf(line, "VmRSS: %ld", &v) == 1)
+				m.vmrss = v;
+		fclose(fp);
+	}
+	return m;
+}
+
+struct mkdir_result {
+	double mkdir_s, rmdir_s;
+	struct mem_use before, after, after_rm;
+	long slab_before, slab_after;	/* bytes of slab pages in the emulated machine */
+	long dying;			/* nr_dying_descendants after the rmdirs */
+};
+
+/* Bytes in the emulated machine's slabs: slabinfo's num_slabs x pagesperslab pages. */
+static long slab_bytes(const char *mnt)
+{
+	char path[PATH_MAX], line[512];
+	long total = 0, pps, nslabs;
+	FILE *fp;
+
+	pathf(path, sizeof(path), "%s/slabinfo", mnt);
+	if (!(fp = fopen(path, "re")))
+		return -1;
+	while (fgets(line, sizeof(line), fp)) {
+		char *sd = strstr(line, ": slabdata");
+
+		if (line[0] == '#' || !strncmp(line, "slabinfo", 8) || !sd)
+			continue;
+		if (sscanf(line, "%*s %*d %*d %*d %*d %ld", &pps) != 1 ||
+		    sscanf(sd, ": slabdata %*d %ld", &nslabs) != 1) {
+			fclose(fp);
+			return -1;
+		}
+		total += nslabs * pps * 4096;	/* machine.page_size: the default */
+	}
+	fclose(fp);
+	return total;
+}
+
+/* A "key value" line of a flat-keyed file, or -1. */
+static long keyed_value(const char *path, const char *key)
+{
+	char line[256];
+	size_t kl = strlen(key);
+	long v = -1;
+	FILE *fp = fopen(path, "re");
+
+	if (!fp)
+		return -1;
+	while (fgets(line, sizeof(line), fp))
+		if (!strncmp(line, key, kl) && line[kl] == ' ')
+			v = strtol(line + kl + 1, NULL, 10);
+	fclose(fp);
+	return v;
+}
+
+static void cg_path(char *buf, size_t len, const char *parent, long i)
+{
+	pathf(buf, len, "%s/c%05ld", parent, i);
+}
+
+static void run_mkdirs(const struct daemon *d, struct mkdir_result *res)
+{
+	char parent[PATH_MAX], ctl[PATH_MAX], path[PATH_MAX];
+	double t;
+
+	pathf(parent, sizeof(parent), "%s/p", d->mnt);
+	if (mkdir(parent, 0755))
+		die("mkdir %s: %s", parent, strerror(errno));
+	pathf(ctl, sizeof(ctl), "%s/cgroup.subtree_control", parent);
+	write_file(ctl, "+memory");
+	/* warm-up: the first mkdirs and rmdirs of this parent */
+	for (long i = 0; i < 32; i++) {
+		cg_path(path, sizeof(path), parent, i);
+		if (mkdir(path, 0755))
+			die("mkdir %s: %s", path, strerror(errno));
+	}
+	for (long i = 0; i < 32; i++) {
+		cg_path(path, sizeof(path), parent, i);
+		if (rmdir(path))
+			die("rmdir %s: %s", path, strerror(errno));
+	}
+	usleep(200000);
+	res->slab_before = slab_bytes(d->mnt);
+	res->before = mem_of(d->pid);
+	t = now_s();
+	for (long i = 0; i < opt_cgroups; i++) {
+		cg_path(path, sizeof(path), parent, i);
+		if (mkdir(path, 0755))
+			die("mkdir %s (the %ld-th): %s", path, i + 1, strerror(errno));
+	}
+	res->mkdir_s = now_s() - t;
+	usleep(200000);
+	res->after = mem_of(d->pid);
+	res->slab_after = slab_bytes(d->mnt);
+	/* is it all there, with a memcg each? */
+	cg_path(path, sizeof(path), parent, opt_cgroups - 1);
+	strcat(path, "/memory.current");
+	if (cat_file(path) <= 0)
+		die("%s: %s", path, strerror(errno));
+	t = now_s();
+	for (long i = 0; i < opt_cgroups; i++) {
+		cg_path(path, sizeof(path), parent, i);
+		if (rmdir(path))
+			die("rmdir %s: %s", path, strerror(errno));
+	}
+	res->rmdir_s = now_s() - t;
+	usleep(200000);
+	res->after_rm = mem_of(d->pid);
+	pathf(path, sizeof(path), "%s/cgroup.stat", d->mnt);
+	res->dying = keyed_value(path, "nr_dying_descendants");
+	if (rmdir(parent))
+		die("rmdir %s: %s", parent, strerror(errno));
+}
+
+/* ---- main ---- */
+
+static long parse_long(const char *s, const char *what)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || !*s || *end || v <= 0)
+		die("%s: '%s' is not a positive number", what, s);
+	return v;
+}
+
+static void skip(const char *why)
+{
+	printf("bench_fs: cannot run: %s\n", why);
+	target("ctl_ioctl_vs_minimal", "none", ">=0.8", false);
+	target("ctl_batch_vs_text", "none", ">=100", false);
+	target("cat_stat_vs_host", "none", "<=3.0", false);
+	target("mkdir_10k_s", "none", "<5", false);
+	target("bytes_per_cgroup", "none", "<=16384", false);
+	exit(77);
+}
+
+static int open_ctl(const char *mnt, const char *name)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	pathf(path, sizeof(path), "%s/%s", mnt, name);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		die("open %s: %s", path, strerror(errno));
+	return fd;
+}
+
+int main(int argc, char **argv)
+{
+	const char *memcgfs = getenv("MEMCGFS"), *minifuse = getenv("MINIFUSE");
+	char path[PATH_MAX], host_stat[PATH_MAX], stat_size[32];
+	const char *host_kind = NULL;
+	bool have_host;
+	double t_start = now_s();
+	struct sigaction sa;
+	int cpu;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (i + 1 < argc && !strcmp(a, "--memcgfs"))
+			memcgfs = argv[++i];
+		else if (i + 1 < argc && !strcmp(a, "--minifuse"))
+			minifuse = argv[++i];
+		else if (i + 1 < argc && !strcmp(a, "--reps"))
+			opt_reps = (int)parse_long(argv[++i], "--reps");
+		else if (i + 1 < argc && !strcmp(a, "--secs"))
+			opt_secs = strtod(argv[++i], NULL);
+		else if (i + 1 < argc && !strcmp(a, "--cgroups"))
+			opt_cgroups = parse_long(argv[++i], "--cgroups");
+		else
+			die("usage: bench_fs [--memcgfs PATH] [--minifuse PATH] [--reps R] "
+			    "[--secs D] [--cgroups N]");
+	}
+	if (opt_reps > MAX_REPS)
+		opt_reps = MAX_REPS;
+	if (!(opt_secs > 0))
+		opt_secs = 0.25;
+	if (opt_cgroups > 99999)
+		die("--cgroups: at most 99999");
+	if (!memcgfs || !minifuse)
+		die("the memcgfs and minifuse binaries: --memcgfs/--minifuse or $MEMCGFS/$MINIFUSE");
+	if (geteuid() != 0)
+		skip("needs root (memcgfs mounts with allow_other; pinning another process)");
+	if (access("/dev/fuse", R_OK | W_OK))
+		skip("no usable /dev/fuse");
+	if (run_cmd("fusermount3", "-V", NULL) != 0)
+		skip("no fusermount3");
+
+	if (sched_getaffinity(0, sizeof(all_cpus), &all_cpus))
+		die("sched_getaffinity: %s", strerror(errno));
+	/* the highest allowed CPU: CPU 0 tends to take more interrupts */
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &all_cpus))
+			pin_cpu_nr = c;
+	cpu = pin_cpu_nr;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	atexit(cleanup);
+
+	pathf(tmpdir, sizeof(tmpdir), "%s/memcgfs-bench-fs.XXXXXX",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(tmpdir)) {
+		tmpdir[0] = 0;
+		die("mkdtemp: %s", strerror(errno));
+	}
+	chmod(tmpdir, 0755);
+	for (int i = 0; i < NR_DAEMONS; i++) {
+		static const char *const tag[NR_DAEMONS] = { "mcg-pin", "mcg-free",
+							     "mini-pin", "mini-free" };
+
+		pathf(daemons[i].mnt, sizeof(daemons[i].mnt), "%s/%s", tmpdir, tag[i]);
+		pathf(daemons[i].log, sizeof(daemons[i].log), "%s/%s.log", tmpdir, tag[i]);
+		if (mkdir(daemons[i].mnt, 0755))
+			die("mkdir %s: %s", daemons[i].mnt, strerror(errno));
+	}
+
+	/* memcgfs twice, then the bench process into /bench on each */
+	for (int i = D_MCG_PIN; i <= D_MCG_FREE; i++) {
+		const char *av[] = { memcgfs, "-f", "-o", "cpus=2", daemons[i].mnt, NULL };
+
+		start_daemon(i, i == D_MCG_PIN ? cpu : -1, av);
+		pathf(path, sizeof(path), "%s/bench", daemons[i].mnt);
+		if (mkdir(path, 0755))
+			die("mkdir %s: %s", path, strerror(errno));
+		pathf(path, sizeof(path), "%s/bench/cgroup.procs", daemons[i].mnt);
+		write_file(path, "0");
+	}
+	pathf(path, sizeof(path), "%s/bench/memory.stat", daemons[D_MCG_PIN].mnt);
+	{
+		ssize_t n = cat_file(path);
+
+		if (n <= 0)
+			die("cat %s: %s", path, n < 0 ? strerror(errno) : "empty");
+		snprintf(stat_size, sizeof(stat_size), "%zd", n);
+	}
+	for (int i = D_MINI_PIN; i <= D_MINI_FREE; i++) {
+		const char *av[] = { minifuse, "-f", "--stat-size", stat_size, daemons[i].mnt, NULL };
+
+		start_daemon(i, i == D_MINI_PIN ? cpu : -1, av);
+	}
+
+	printf("bench_fs: memcgfs mounted, beside minifuse (a minimal libfuse low-level "
+	       "filesystem) and the host's cgroupfs\n");
+	printf("  %s -f -o cpus=2 (twice), %s -f (twice): one of each started pinned "
+	       "to CPU %d, one on every CPU (%d)\n", memcgfs, minifuse, cpu, CPU_COUNT(&all_cpus));
+	printf("  pinned figures: this client pinned to CPU %d too (gated); unpinned: "
+	       "client and daemon free\n", cpu);
+	printf("  the client is a task of /bench on each memcgfs mount; rates are medians "
+	       "of %d runs of %.2f s, variants interleaved\n\n", opt_reps, opt_secs);
+
+	/* ---- 1 ---- */
+	double io_med[2][3];
+	{
+		static struct ioctl_ctx c[2][3];
+		unit_fn fns[3] = { unit_ioctl_pair, unit_ioctl_nop, unit_ioctl_mini };
+
+		for (int p = 0; p < 2; p++) {
+			void *ctxs[3] = { &c[p][0], &c[p][1], &c[p][2] };
+
+			c[p][0].fd = open_ctl(daemons[D_MCG_PIN + p].mnt, "memcgfs.ctl");
+			c[p][1].fd = c[p][0].fd;
+			c[p][2].fd = open_ctl(daemons[D_MINI_PIN + p].mnt, "ctl");
+			set_affinity(0, p ? -1 : cpu);
+			measure(3, fns, ctxs, io_med[p]);
+			close(c[p][0].fd);
+			close(c[p][2].fd);
+		}
+		set_affinity(0, -1);
+		printf("1. ctl_ioctl_vs_minimal: one restricted ioctl round trip "
+		       "(MEMCGFS_IOC_BATCH_ONE, %zu bytes each way)\n",
+		       sizeof(struct memcgfs_ctl_batch_one));
+		printf("  %-56s %14s %14s\n", "round trips/s (us each)", "pinned", "unpinned");
+		static const char *const row[3] = {
+			"memcgfs: kmalloc 8 GFP_KERNEL_ACCOUNT, kfree alternately",
+			"memcgfs: one invalid op (the ioctl path, no op's work)",
+			"minifuse: the input copied back at once",
+		};
+		for (int m = 0; m < 3; m++)
+			printf("  %-56s %7.0f (%4.1f) %7.0f (%4.1f)\n", row[m],
+			       io_med[0][m], 1e6 / io_med[0][m], io_med[1][m], 1e6 / io_med[1][m]);
+		printf("  %-56s %14.2f %14.2f\n", "memcgfs kmalloc/kfree / minifuse",
+		       io_med[0][0] / io_med[0][2], io_med[1][0] / io_med[1][2]);
+		printf("  %-56s %14.2f %14.2f\n\n", "memcgfs invalid op / minifuse",
+		       io_med[0][1] / io_med[0][2], io_med[1][1] / io_med[1][2]);
+	}
+
+	/* ---- 2 ---- */
+	double bt_med[2][2];
+	{
+		static struct text_ctx tc[2];
+		static struct batch_ctx bc[2];
+		unit_fn fns[2] = { unit_text_pair, unit_batch_pair };
+
+		for (int p = 0; p < 2; p++) {
+			void *ctxs[2] = { &tc[p], &bc[p] };
+
+			tc[p].fd = open_ctl(daemons[D_MCG_PIN + p].mnt, "memcgfs.ctl");
+			bc[p].fd = open_ctl(daemons[D_MCG_PIN + p].mnt, "memcgfs.ctl");
+			set_affinity(0, p ? -1 : cpu);
+			measure(2, fns, ctxs, bt_med[p]);
+			close(tc[p].fd);
+			close(bc[p].fd);
+		}
+		set_affinity(0, -1);
+		printf("2. ctl_batch_vs_text: kmalloc 8 GFP_KERNEL_ACCOUNT and its kfree, "
+		       "commands/s\n");
+		printf("  %-56s %14s %14s\n", "", "pinned", "unpinned");
+		printf("  %-56s %14.0f %14.0f\n", "text: one write + one read per command",
+		       bt_med[0][0], bt_med[1][0]);
+		printf("  %-47s (%3d ops) %14.0f %14.0f\n", "batch: MEMCGFS_IOC_BATCH_MAX, 16376 bytes",
+		       (int)BATCH_OPS, bt_med[0][1], bt_med[1][1]);
+		printf("  %-56s %14.1f %14.1f\n", "batch / text", bt_med[0][1] / bt_med[0][0],
+		       bt_med[1][1] / bt_med[1][0]);
+		printf("  %-56s %14.2f %14.2f\n\n", "us per batched command (2 ioctls / 818)",
+		       1e6 / bt_med[0][1], 1e6 / bt_med[1][1]);
+	}
+
+	/* ---- 3 ---- */
+	double cat_med[2][3] = { { 0 } };
+	struct cat_ctx cc[2][3];
+	{
+		char mcg_stat[2][PATH_MAX], mini_stat[2][PATH_MAX];
+		int nr;
+
+		have_host = find_host_stat(host_stat, sizeof(host_stat), &host_kind) != NULL;
+		nr = have_host ? 3 : 2;
+		for (int p = 0; p < 2; p++) {
+			unit_fn fns[3] = { unit_cat, unit_cat, unit_cat };
+			void *ctxs[3] = { &cc[p][0], &cc[p][1], &cc[p][2] };
+
+			pathf(mcg_stat[p], PATH_MAX, "%s/bench/memory.stat", daemons[D_MCG_PIN + p].mnt);
+			pathf(mini_stat[p], PATH_MAX, "%s/stat", daemons[D_MINI_PIN + p].mnt);
+			cc[p][0] = (struct cat_ctx){ .path = mcg_stat[p] };
+			cc[p][1] = (struct cat_ctx){ .path = mini_stat[p] };
+			cc[p][2] = (struct cat_ctx){ .path = host_stat };
+			set_affinity(0, p ? -1 : cpu);
+			measure(nr, fns, ctxs, cat_med[p]);
+		}
+		set_affinity(0, -1);
+		printf("3. cat_stat_vs_host: open + read to EOF (64 KiB reads) + close of "
+		       "memory.stat, us each\n");
+		printf("  %-56s %14s %14s\n", "", "pinned", "unpinned");
+		printf("  %-47s (%4zd B) %14.1f %14.1f\n", "memcgfs /bench/memory.stat",
+		       cc[0][0].size, 1e6 / cat_med[0][0], 1e6 / cat_med[1][0]);
+		printf("  %-47s (%4zd B) %14.1f %14.1f\n", "minifuse: the same size from a buffer",
+		       cc[0][1].size, 1e6 / cat_med[0][1], 1e6 / cat_med[1][1]);
+		if (have_host) {
+			printf("  %-47s (%4zd B) %14.1f %14.1f\n", "host cgroupfs (below)",
+			       cc[0][2].size, 1e6 / cat_med[0][2], 1e6 / cat_med[1][2]);
+			printf("  %-56s %14.2f %14.2f\n", "memcgfs / host",
+			       cat_med[0][2] / cat_med[0][0], cat_med[1][2] / cat_med[1][0]);
+			printf("  %-56s %14.2f %14.2f\n", "minifuse / host",
+			       cat_med[0][2] / cat_med[0][1], cat_med[1][2] / cat_med[1][1]);
+		}
+		printf("  %-56s %14.2f %14.2f\n", "memcgfs / minifuse",
+		       cat_med[0][1] / cat_med[0][0], cat_med[1][1] / cat_med[1][0]);
+		if (have_host)
+			printf("  host file: %s, %s\n\n", host_stat, host_kind);
+		else
+			printf("  host: no readable memory.stat under /sys/fs/cgroup (cgroup2 "
+			       "or the v1 memory controller)\n\n");
+	}
+
+	/* ---- 4, 5 ---- */
+	struct mkdir_result mk[2];
+	{
+		for (int p = 0; p < 2; p++) {
+			set_affinity(0, p ? -1 : cpu);
+			run_mkdirs(&daemons[D_MCG_PIN + p], &mk[p]);
+		}
+		set_affinity(0, -1);
+		printf("4. mkdir_10k_s: %ld cgroups, flat: mkdir(2) of p/c00000 ... in one "
+		       "parent p with +memory in its cgroup.subtree_control\n", opt_cgroups);
+		printf("  %-56s %14s %14s\n", "seconds", "pinned", "unpinned");
+		printf("  %-56s %14.3f %14.3f\n", "mkdir", mk[0].mkdir_s, mk[1].mkdir_s);
+		printf("  %-56s %14.1f %14.1f\n", "  us per mkdir", mk[0].mkdir_s * 1e6 / opt_cgroups,
+		       mk[1].mkdir_s * 1e6 / opt_cgroups);
+		printf("  %-56s %14.3f %14.3f\n\n", "rmdir (not gated)", mk[0].rmdir_s, mk[1].rmdir_s);
+
+		printf("5. bytes_per_cgroup: the daemon's memory (/proc/PID/smaps_rollup), "
+		       "machine.cpus = 2, KiB\n");
+		printf("  %-26s %9s %9s %9s %9s %9s %16s\n", "", "before", "after", "per cg B",
+		       "after rm", "AnonHuge", "daemon");
+		for (int p = 0; p < 2; p++) {
+			const struct mkdir_result *r = &mk[p];
+			const char *who = p ? "unpinned" : "pinned";
+			struct {
+				const char *name;
+				long b, a, rm;
+			} rows[] = {
+				{ "USS (Private_Clean+Dirty)", r->before.uss, r->after.uss, r->after_rm.uss },
+				{ "Pss", r->before.pss, r->after.pss, r->after_rm.pss },
+				{ "Rss", r->before.rss, r->after.rss, r->after_rm.rss },
+				{ "VmRSS (status)", r->before.vmrss, r->after.vmrss, r->after_rm.vmrss },
+			};
+			for (size_t k = 0; k < sizeof(rows) / sizeof(rows[0]); k++)
+				printf("  %-26s %9ld %9ld %9.0f %9ld %9ld %16s\n", rows[k].name,
+				       rows[k].b, rows[k].a,
+				       (double)(rows[k].a - rows[k].b) * 1024.0 / (double)opt_cgroups,
+				       rows[k].rm, k ? 0L : r->after.anon_huge, who);
+		}
+		for (int p = 0; p < 2; p++)
+			printf("  %s: of the growth, the emulated machine's slab pages (slabinfo) "
+			       "%.0f B per cgroup;\n    0.2 s after the rmdirs: "
+			       "nr_dying_descendants %ld, USS %+ld KiB since the mkdirs\n",
+			       p ? "unpinned" : "pinned",
+			       (double)(mk[p].slab_after - mk[p].slab_before) / (double)opt_cgroups,
+			       mk[p].dying, mk[p].after_rm.uss - mk[p].after.uss);
+		printf("  (the arena is touched lazily: the memcg structures come from the "
+		       "daemon's own slab\n   allocator inside it, so resident memory counts "
+		       "them as they are touched; the kernel's\n   dentries and FUSE inodes "
+		       "for the %ld directories are not the daemon's and not counted)\n\n",
+		       opt_cgroups);
+	}
+
+	printf("run time %.1f s\n\n", now_s() - t_start);
+	cleanup();
+
+	/* ---- targets ---- */
+	{
+		char buf[64];
+		double v;
+
+		v = io_med[0][0] / io_med[0][2];
+		snprintf(buf, sizeof(buf), "%.2f", v);
+		target("ctl_ioctl_vs_minimal", buf, ">=0.8", strtod(buf, NULL) >= 0.8);
+		v = bt_med[0][1] / bt_med[0][0];
+		snprintf(buf, sizeof(buf), "%.1f", v);
+		target("ctl_batch_vs_text", buf, ">=100", strtod(buf, NULL) >= 100);
+		if (have_host) {
+			v = cat_med[0][2] / cat_med[0][0];
+			snprintf(buf, sizeof(buf), "%.2f", v);
+			target("cat_stat_vs_host", buf, "<=3.0", strtod(buf, NULL) <= 3.0);
+		} else {
+			target("cat_stat_vs_host", "none", "<=3.0", false);
+		}
+		snprintf(buf, sizeof(buf), "%.2f", mk[0].mkdir_s * 10000.0 / (double)opt_cgroups);
+		target("mkdir_10k_s", buf, "<5", strtod(buf, NULL) < 5);
+		if (mk[0].before.uss < 0 || mk[0].after.uss < 0) {
+			target("bytes_per_cgroup", "none", "<=16384", false);
+		} else {
+			snprintf(buf, sizeof(buf), "%.0f",
+				 (double)(mk[0].after.uss - mk[0].before.uss) * 1024.0 /
+				 (double)opt_cgroups);
+			target("bytes_per_cgroup", buf, "<=16384", strtod(buf, NULL) <= 16384);
+		}
+	}
+	return 0;
+}
