@@ -6,10 +6,12 @@
  * trace_pipe's lines are ftrace's: "COMM-PID [CPU] ..... SECS.USECS:
  * EVENT: FIELDS", PID being the requesting thread.  The cgroup filter
  * keeps a sorted set of the thread ids ever listed in cgroup.threads
- * (else cgroup.procs) of the subtree, re-read every 100 ms and when an
- * unknown pid appears (at most every 20 ms): a process that moved in,
- * charged and exited between two reads (memcgctl kmalloc -g does, in a
- * few ms) may be missed.
+ * (else cgroup.procs) of the subtree, re-read every 100 ms; a line of an
+ * unknown pid waits (with the lines after it, to keep their order) until
+ * the set has been re-read after it arrived, at most 20 ms later.  So a
+ * process that moved in, charged and left the cgroup (or exited) within
+ * those few milliseconds may be missed; memcgctl kmalloc -g lives that
+ * briefly, a workload does not.
  */
 #include "memcgctl.h"
 
@@ -261,6 +263,85 @@ static bool event_wanted(unsigned int mask, const char *ev)
 	return false;
 }
 
+/*
+ * Lines in trace order, waiting until their pid is known: a line goes out
+ * when its pid is in the set, or is dropped when the set was re-read after
+ * the line arrived and still does not have it.
+ */
+struct queued {
+	char *line;
+	int pid;
+	double at;
+};
+
+struct queue {
+	struct queued *v;
+	size_t head, n, cap;
+	bool filter;		/* -g: wait for pids; else every line goes out */
+	bool json;
+};
+
+static int queue_add(struct queue *q, const char *line, int pid)
+{
+	if (q->head + q->n == q->cap) {
+		if (q->head) {
+			memmove(q->v, q->v + q->head, q->n * sizeof(*q->v));
+			q->head = 0;
+		} else {
+			struct queued *v = realloc(q->v, (q->cap = q->cap ? 2 * q->cap : 64) *
+						   sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			q->v = v;
+		}
+	}
+	q->v[q->head + q->n].line = strdup(line);
+	if (!q->v[q->head + q->n].line)
+		return -ENOMEM;
+	q->v[q->head + q->n].pid = pid;
+	q->v[q->head + q->n].at = mono();
+	q->n++;
+	return 0;
+}
+
+/* Print what can go out (at most max lines, 0: all); returns how many. */
+static long queue_flush(const struct mctl *c, struct queue *q, const struct pidset *ps, long max)
+{
+	long out = 0;
+
+	while (q->n && (!max || out < max)) {
+		struct queued *e = &q->v[q->head];
+
+		if (q->filter && !pidset_has(ps, e->pid)) {
+			if (ps->stamp <= e->at)
+				break;		/* not re-read since: wait */
+		} else if (c->json) {
+			struct trace_line t;
+
+			if (parse_line(e->line, &t))
+				print_json(&t);
+			out++;
+		} else {
+			puts(e->line);
+			out++;
+		}
+		free(e->line);
+		q->head++;
+		q->n--;
+	}
+	if (!q->n)
+		q->head = 0;
+	return out;
+}
+
+static void queue_free(struct queue *q)
+{
+	for (size_t i = 0; i < q->n; i++)
+		free(q->v[q->head + i].line);
+	free(q->v);
+}
+
 static int write_str(const char *path, const char *s)
 {
 	int fd = open(path, O_WRONLY | O_CLOEXEC), err = 0;
@@ -291,6 +372,7 @@ int cmd_trace(struct mctl *c, int argc, char **argv)
 	const char *cgroup = NULL;
 	unsigned int mask = (1u << NR_EVENTS) - 1;
 	struct pidset ps = { 0 };
+	struct queue q = { 0 };
 	bool enable = true, enabled = false;
 	long count = 0, seen = 0;
 	size_t len = 0, cap = 1 << 16;
@@ -360,6 +442,7 @@ int cmd_trace(struct mctl *c, int argc, char **argv)
 		}
 		enabled = true;
 	}
+	q.filter = cgroup != NULL;
 	buf = malloc(cap);
 	if (!buf) {
 		ret = mctl_error(c, ENOMEM, "trace: out of memory");
@@ -370,9 +453,13 @@ int cmd_trace(struct mctl *c, int argc, char **argv)
 		ssize_t r;
 		char *nl, *line;
 
-		if (cgroup && mono() - ps.stamp >= 0.1)
+		if (cgroup && (mono() - ps.stamp >= 0.1 || (q.n && mono() - ps.stamp >= 0.02)))
 			pidset_refresh(&ps, dir);
-		r = poll(&pfd, 1, cgroup ? 100 : 1000);
+		seen += queue_flush(c, &q, &ps, count ? count - seen : 0);
+		fflush(stdout);
+		if (count && seen >= count)
+			break;
+		r = poll(&pfd, 1, q.n ? 20 : cgroup ? 100 : 1000);
 		if (r <= 0)
 			continue;
 		r = read(fd, buf + len, cap - 1 - len);
@@ -386,31 +473,19 @@ int cmd_trace(struct mctl *c, int argc, char **argv)
 		len += (size_t)r;
 		buf[len] = '\0';
 		line = buf;
-		while ((nl = strchr(line, '\n')) && (!count || seen < count)) {
+		while ((nl = strchr(line, '\n'))) {
 			struct trace_line t;
 			char copy[1024];
 
 			*nl = '\0';
 			snprintf(copy, sizeof(copy), "%s", line);
-			if (parse_line(line, &t) && event_wanted(mask, t.event)) {
-				bool keep = true;
-
-				if (cgroup && !pidset_has(&ps, (int)t.pid)) {
-					if (mono() - ps.stamp >= 0.02)
-						pidset_refresh(&ps, dir);
-					keep = pidset_has(&ps, (int)t.pid);
-				}
-				if (keep) {
-					if (c->json)
-						print_json(&t);
-					else
-						puts(copy);
-					seen++;
-				}
+			if (parse_line(line, &t) && event_wanted(mask, t.event) &&
+			    queue_add(&q, copy, (int)t.pid)) {
+				ret = mctl_error(c, ENOMEM, "trace: out of memory");
+				goto out;
 			}
 			line = nl + 1;
 		}
-		fflush(stdout);
 		len = strlen(line);
 		memmove(buf, line, len + 1);
 		if (len == cap - 1)	/* a line longer than the buffer: drop it */
@@ -419,6 +494,7 @@ int cmd_trace(struct mctl *c, int argc, char **argv)
 out:
 	if (enabled && (err = write_str(on_path, "0")))
 		mctl_error(c, err, "%s: cannot turn tracing off again", on_path);
+	queue_free(&q);
 	free(buf);
 	free(ps.v);
 	close(fd);

@@ -17,17 +17,21 @@ _memcgctl_mount()
 	printf '%s' "$m"
 }
 
-# cgroup paths under the mount ("a", "a/b"), and absolute directories
+# cgroup paths under the mount, a level at a time ("a/", then "a/b/"), and
+# absolute directories
 _memcgctl_cgroups()
 {
-	local cur=$1 mnt
+	local cur=$1 mnt d
+	compopt -o nospace 2>/dev/null
 	if [[ $cur == /* ]]; then
-		compgen -d -- "$cur"
+		compgen -d -S / -- "$cur"
 		return
 	fi
 	mnt=$(_memcgctl_mount)
 	[[ -d $mnt ]] || return
-	(cd "$mnt" 2>/dev/null && compgen -d -- "$cur")
+	for d in "$mnt/$cur"*/; do
+		[[ -d $d ]] && printf '%s\n' "${d#"$mnt"/}"
+	done
 }
 
 _memcgctl()
@@ -60,9 +64,13 @@ _memcgctl()
 		return
 		;;
 	-e | --event)
-		local pre=${cur%,*}
-		[[ $cur == *,* ]] && pre+="," || pre=
-		COMPREPLY=($(compgen -P "$pre" -W "$events" -- "${cur##*,}"))
+		# after a comma: the events not listed yet
+		local pre= ev left=
+		[[ $cur == *,* ]] && pre=${cur%,*},
+		for ev in $events; do
+			[[ ,$pre == *,$ev,* ]] || left+=" $ev"
+		done
+		COMPREPLY=($(compgen -P "$pre" -W "$left" -- "${cur##*,}"))
 		return
 		;;
 	-n | --count | -d | --delay | --order | --align | --site | --iterations)
