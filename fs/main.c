@@ -209,8 +209,10 @@ int main(int argc, char *argv[])
 	char *fargv[8];
 	int fargc = 0, status;
 
-	if (parse_args(&cl, argc, argv) || build_config(&cl, &o.conf))
+	if (parse_args(&cl, argc, argv) || build_config(&cl, &o.conf)) {
+		free(cl.keys);
 		return 1;
+	}
 	if (!realpath(cl.pos[cl.npos - 1], mnt)) {
 		fprintf(stderr, "memcgfs: error: %s: %s\n", cl.pos[cl.npos - 1], strerror(errno));
 		return 1;

@@ -67,7 +67,7 @@ static int check_memcg(const struct mem_cgroup *memcg, char *msg, size_t len)
 	for (const struct obj_cgroup *o = memcg->objcg_list; o; o = o->next) {
 		if (atomic_load(&o->memcg) != memcg)
 			return fail(msg, len, "memcg %u lists an objcg of another memcg", memcg->id);
-		if (atomic_load(&o->refcnt) <= 0)
+		if (atomic_load(&o->refcnt) < 0)
 			return fail(msg, len, "memcg %u: objcg with refcnt %ld", memcg->id,
 				    atomic_load(&o->refcnt));
 	}

@@ -78,7 +78,8 @@ static size_t collect_subtree(struct mem_cgroup *root, struct mem_cgroup ***out)
 				v = w;
 				cap *= 2;
 			}
-			css_get(c);
+			if (!css_tryget(c))
+				continue;
 			v[n++] = c;
 		}
 		head++;

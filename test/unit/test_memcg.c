@@ -3193,6 +3193,28 @@ static void test_concurrency_pinned_same_slot(void **state)
 	concurrency_body(2, 20000, test_seed(0x7137449123ef65cdull));
 }
 
+/*
+ * A removed cgroup whose last reference is gone waits ~20 ms on its parent's
+ * children list before it is reaped.  A reclaim walking the subtree in that
+ * window must not take a reference on it (that queued it for reaping twice:
+ * a double free), and memcg_check() must accept its objcg, which sits at
+ * refcnt 0 on the parent's list meanwhile.
+ */
+static void test_reclaim_during_reap(void **state)
+{
+	struct mem_cgroup *a = mk(root_mem_cgroup());
+	int r;
+
+	(void)state;
+	DEFER_EQ(mem_cgroup_offline(a), 0, "offline");
+	mem_cgroup_put(a);
+	expect_memcg_check("in the reaping window");
+	r = write_str(root_mem_cgroup(), "memory.reclaim", "4096");
+	DEFER_TRUE(r == 0 || r == -EAGAIN, "memory.reclaim on the root");
+	DEFER_TRUE(wait_dying(root_mem_cgroup(), 0), "the removed memcg reaped once");
+	expect_memcg_check("after the reap");
+}
+
 /* ================================================================== */
 
 int main(void)
@@ -3217,6 +3239,7 @@ int main(void)
 		T4(test_task_exit_after_foreign_free),
 		T4(test_reinit_with_pending_stats),
 		T4(test_hierarchy_random),
+		T4(test_reclaim_during_reap),
 	};
 	const struct CMUnitTest batch_tests[] = {
 		TB16(test_stock_precharge_batch16),
