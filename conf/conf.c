@@ -407,8 +407,12 @@ static int conf_set_desc(struct memcgfs_config *c, const struct conf_desc *d,
 		len--;
 
 	switch (d->type) {
-	case CONF_STRING:
-		if (strlen(value) >= d->size) {
+	case CONF_STRING: {
+		size_t n = strlen(s);
+
+		while (n && isspace((unsigned char)s[n - 1]))
+			n--;
+		if (n >= d->size) {
 			conf_err(err, errlen,
 				 "%s.%s: value is too long (at most %zu characters)",
 				 d->section, d->name, d->size - 1);
@@ -416,8 +420,9 @@ static int conf_set_desc(struct memcgfs_config *c, const struct conf_desc *d,
 		}
 		/* the whole field, so that equal configurations compare equal */
 		memset(conf_field(c, d), 0, d->size);
-		memcpy(conf_field(c, d), value, strlen(value));
+		memcpy(conf_field(c, d), s, n);
 		return 0;
+	}
 	case CONF_BOOL:
 		if (!len) {
 			conf_err(err, errlen, "%s.%s: empty value",

@@ -184,6 +184,12 @@ static void test_oom_kill_signal(void **state)
 	assert_int_equal(conf_set(&c, "memcg.oom_kill_signal", "SIGBOGUS", NULL, 0), 0);
 	assert_int_equal(conf_validate(&c, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "memcg.oom_kill_signal"));
+	/* the blanks around a value are not part of it, as a file's load
+	 * strips them: ' SIGKILL ' is SIGKILL, not a signal lost to -EINVAL */
+	assert_int_equal(conf_set(&c, "memcg.oom_kill_signal", " SIGKILL ", NULL, 0), 0);
+	assert_string_equal(c.memcg.oom_kill_signal, "SIGKILL");
+	assert_int_equal(conf_validate(&c, err, sizeof(err)), 0);
+	assert_int_equal(conf_signal(c.memcg.oom_kill_signal), 9);
 }
 
 static void test_defaults(void **state)
