@@ -17,6 +17,7 @@
 #define MEMCGFS_ALLOC_INTERNAL_H
 
 #include "alloc.h"
+#include "fault.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -235,7 +236,7 @@ struct kmem_cache {
 	bool account;			/* SLAB_ACCOUNT */
 	bool reclaimable;		/* SLAB_RECLAIM_ACCOUNT */
 	bool kmalloc;
-	bool rare;			/* account || trace_on: allocations leave the fast path */
+	bool rare;			/* account || slab_hooks_on: allocations leave the fast path */
 	slab_flags_t flags;
 	/* geometry */
 	unsigned int align;
@@ -288,6 +289,8 @@ void __free_pages_kind(struct page *page, unsigned int order);
 
 /* ---- trace ---- */
 extern bool trace_on;
+/* trace_on, or failslab armed: every slab allocation takes slab_alloc_finish */
+extern bool slab_hooks_on;
 void trace_kmalloc(uintptr_t call_site, const void *ptr, size_t req,
 		   size_t alloc, gfp_t gfp, bool accounted);
 void trace_kmem_cache_alloc(uintptr_t call_site, const void *ptr,

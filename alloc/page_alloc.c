@@ -276,6 +276,9 @@ struct page *__alloc_pages(gfp_t gfp, unsigned int order, enum page_kind kind)
 
 	if (order > MAX_PAGE_ORDER)
 		return NULL;
+	/* fail_page_alloc (should_fail_alloc_page): before any reclaim */
+	if (!(gfp & __GFP_NOFAIL) && unlikely(fault_should_fail(FAULT_PAGE_ALLOC)))
+		return NULL;
 retry:
 	pthread_mutex_lock(&z->lock);
 	for (o = order; o <= MAX_PAGE_ORDER; o++) {
@@ -499,9 +502,12 @@ int alloc_init(const struct alloc_config *cfg)
 	if (ret)
 		goto out_unmap;
 	machine_up = true;
+	fault_set_arm_hook(slab_update_rare);
+	slab_update_rare();
 	ret = kmalloc_init();
 	if (ret) {
 		machine_up = false;
+		fault_set_arm_hook(NULL);
 		trace_exit();
 		goto out_unmap;
 	}
@@ -533,6 +539,7 @@ void alloc_exit(void)
 	slab_caches = NULL;
 	pthread_mutex_unlock(&slab_mutex);
 	kmalloc_exit();
+	fault_set_arm_hook(NULL);
 	trace_exit();
 	munmap(machine.pages, machine.table_len);
 	munmap(machine.slabs, machine.slab_table_len);

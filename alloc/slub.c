@@ -230,7 +230,7 @@ struct kmem_cache *__kmem_cache_create(const char *name, unsigned int size,
 	s->account = flags & SLAB_ACCOUNT;
 	s->reclaimable = flags & SLAB_RECLAIM_ACCOUNT;
 	s->kmalloc = is_kmalloc;
-	s->rare = s->account || trace_on;
+	s->rare = s->account || slab_hooks_on;
 	s->align = calculate_alignment(flags, align, size, machine.cache_line);
 	ret = calculate_sizes(s);
 	if (ret)
@@ -1064,6 +1064,14 @@ static __noinline void *slab_alloc_finish(struct kmem_cache *s, gfp_t gfp, uintp
 {
 	bool accounted = (gfp & __GFP_ACCOUNT) || s->account;
 
+	/* failslab (should_failslab): the allocation fails before it is made */
+	if (unlikely(fault_site_armed(FAULT_SLAB)) && !(gfp & __GFP_NOFAIL) &&
+	    fault_should_fail(FAULT_SLAB)) {
+		if (obj)
+			do_slab_free(s, virt_to_slab(obj, NULL), obj);
+		obj = NULL;
+		goto out;
+	}
 	/* an accounted allocation, nothing else to do: the hook alone */
 	if (likely(obj) && likely(!(gfp & __GFP_ZERO)) && likely(!trace_on)) {
 		if (memcg_kmem_online_key && !memcg_slab_post_alloc_hook(s, gfp, obj)) {
@@ -1083,6 +1091,7 @@ static __noinline void *slab_alloc_finish(struct kmem_cache *s, gfp_t gfp, uintp
 			obj = NULL;
 		}
 	}
+out:
 	if (unlikely(trace_on)) {
 		if (is_kmalloc)
 			trace_kmalloc(caller, obj, orig_size, s->size, gfp,
@@ -1102,7 +1111,7 @@ static __always_inline void *slab_alloc(struct kmem_cache *s, gfp_t gfp, uintptr
 	if (likely(obj)) {
 		if (likely(!((gfp & (__GFP_ZERO | __GFP_ACCOUNT)) | s->rare)))
 			return obj;
-		if (likely(!(gfp & __GFP_ZERO)) && likely(!trace_on))
+		if (likely(!(gfp & __GFP_ZERO)) && likely(!slab_hooks_on))
 			return slab_alloc_accounted(s, gfp, obj);
 	}
 	return slab_alloc_finish(s, gfp, caller, orig_size, is_kmalloc, obj);
@@ -1330,11 +1339,15 @@ int kmem_cache_shrink(struct kmem_cache *s)
 	return freed;
 }
 
+bool slab_hooks_on;
+
+/* Also fault/'s arm hook: an armed FAULT_SLAB needs every allocation's hooks. */
 void slab_update_rare(void)
 {
 	pthread_mutex_lock(&slab_mutex);
+	WRITE_ONCE(slab_hooks_on, trace_on || fault_site_armed(FAULT_SLAB));
 	for (struct kmem_cache *s = slab_caches; s; s = s->next)
-		WRITE_ONCE(s->rare, s->account || trace_on);
+		WRITE_ONCE(s->rare, s->account || slab_hooks_on);
 	pthread_mutex_unlock(&slab_mutex);
 }
 

@@ -17,6 +17,7 @@
 #define MEMCGFS_MEMCG_INTERNAL_H
 
 #include "memcg.h"
+#include "fault.h"
 
 #include <limits.h>
 #include <pthread.h>

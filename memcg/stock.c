@@ -218,6 +218,9 @@ int try_charge_memcg(struct mem_cgroup *memcg, gfp_t gfp, unsigned int nr_pages)
 retry:
 	if (consume_stock(memcg, nr_pages))
 		return 0;
+	/* fault injection: the counter refuses, and nothing else happens */
+	if (!(gfp & (__GFP_NOFAIL | __GFP_HIGH)) && unlikely(fault_should_fail(FAULT_CHARGE)))
+		return -ENOMEM;
 	if (page_counter_try_charge(&memcg->memory, batch, &fail))
 		goto done;
 	if (batch > nr_pages) {
