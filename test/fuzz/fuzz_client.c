@@ -13,6 +13,7 @@
 
 #include "ctl.h"
 #include "ctl_handles.h"
+#include "fault.h"
 #include "memcg.h"
 
 #include <errno.h>
@@ -49,6 +50,9 @@ static struct {
 	unsigned long child_usage;
 	unsigned long long stat[NR_STAT_KEYS];
 	unsigned long nr_caches;
+	/* the arena: pages outside slabs, and all pages once slabs are shrunk */
+	unsigned long pages_alloc, pages_large, pages_free;
+	char slabinfo[16384];
 } baseline;
 
 const struct ctl_caller *fuzz_caller(unsigned int i)
@@ -95,7 +99,6 @@ void fuzz_ctl_init(void)
 	static bool up;
 	const struct memcg_file *f;
 	struct memcg_open *o;
-	struct alloc_stats st;
 
 	if (up)
 		return;
@@ -117,9 +120,21 @@ void fuzz_ctl_init(void)
 	fuzz_check("init");
 	baseline.child_usage = mem_cgroup_usage_pages(fuzz_ctl.child);
 	stat_read_all(baseline.stat);
+	fuzz_ctl_rebaseline();
+	up = true;
+}
+
+void fuzz_ctl_rebaseline(void)
+{
+	struct alloc_stats st;
+
+	kmem_cache_shrink_all();
 	alloc_stats(&st);
 	baseline.nr_caches = st.nr_caches;
-	up = true;
+	baseline.pages_alloc = st.pages_alloc;
+	baseline.pages_large = st.pages_large_kmalloc;
+	baseline.pages_free = st.pages_free;
+	slabinfo_format(baseline.slabinfo, sizeof(baseline.slabinfo));
 }
 
 /* Every handle published during the input. */
@@ -141,6 +156,8 @@ int __wrap_ctl_handles_publish(void *addr, enum ctl_kind kind, struct kmem_cache
 					   token);
 
 	if (!r) {
+		/* the harness's bookkeeping, not the code under test (test/fault) */
+		fault_suspend();
 		if (nr_published == cap_published) {
 			unsigned int cap = cap_published ? 2 * cap_published : 1024;
 			uint64_t *v = realloc(published, cap * sizeof(*v));
@@ -151,6 +168,7 @@ int __wrap_ctl_handles_publish(void *addr, enum ctl_kind kind, struct kmem_cache
 			cap_published = cap;
 		}
 		published[nr_published++] = *token;
+		fault_resume();
 	}
 	return r;
 }
@@ -270,4 +288,19 @@ void fuzz_ctl_cleanup(void)
 	if (st.nr_caches != baseline.nr_caches)
 		fuzz_die("%lu caches after every created one was destroyed, %lu before",
 			 st.nr_caches, baseline.nr_caches);
+	/* no page lost: a page nobody holds would pass every other check */
+	if (st.pages_alloc != baseline.pages_alloc || st.pages_large_kmalloc != baseline.pages_large)
+		fuzz_die("pages allocated %lu, large kmalloc %lu after everything was freed; "
+			 "%lu, %lu before", st.pages_alloc, st.pages_large_kmalloc,
+			 baseline.pages_alloc, baseline.pages_large);
+	kmem_cache_shrink_all();
+	alloc_stats(&st);
+	if (fuzz_ctl.check_free_pages && st.pages_free != baseline.pages_free) {
+		static char now[sizeof(baseline.slabinfo)];
+
+		slabinfo_format(now, sizeof(now));
+		fprintf(stderr, "slabinfo before:\n%s\nslabinfo now:\n%s\n", baseline.slabinfo, now);
+		fuzz_die("%lu free pages after everything was freed and the caches shrunk, "
+			 "%lu before", st.pages_free, baseline.pages_free);
+	}
 }

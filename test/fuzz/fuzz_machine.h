@@ -61,6 +61,15 @@ struct fuzz_ctl {
 	/* caches created during the current input */
 	char (*caches)[64];
 	unsigned int nr_caches, cap_caches;
+	/*
+	 * Also require the arena's free pages (caches shrunk) at their
+	 * baseline.  Not by default: a slab made before kmem accounting was
+	 * online (the root memcg's own objects) gets its obj_exts vector the
+	 * first time an accounted object comes from it, and keeps it as long
+	 * as it lives, as in the kernel; test/fault sets it after a warm-up
+	 * run and fuzz_ctl_rebaseline().
+	 */
+	bool check_free_pages;
 };
 extern struct fuzz_ctl fuzz_ctl;
 
@@ -70,6 +79,9 @@ extern struct fuzz_ctl fuzz_ctl;
  */
 void fuzz_ctl_init(void);
 const struct ctl_caller *fuzz_caller(unsigned int i);
+
+/* fuzz_ctl_rebaseline - the arena's figures now are the baseline */
+void fuzz_ctl_rebaseline(void);
 
 void fuzz_ctl_add_handle(uint64_t h);
 void fuzz_ctl_add_cache(const char *name);
