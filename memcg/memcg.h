@@ -75,6 +75,14 @@ bool mem_cgroup_is_root(const struct mem_cgroup *memcg);
 struct mem_cgroup *parent_mem_cgroup(const struct mem_cgroup *memcg);
 unsigned short mem_cgroup_id(const struct mem_cgroup *memcg);
 
+/*
+ * memcg_reap_now - drain the stocks and free at once every memcg and objcg
+ * that lost its last reference, without waiting for the grace period, until
+ * none is left (for tests and teardown: only when no charge can be in
+ * flight in another thread).
+ */
+void memcg_reap_now(void);
+
 /* cgroup.stat counts: live and dying descendants that have a memcg. */
 void mem_cgroup_descendants(const struct mem_cgroup *memcg,
 			    unsigned long *nr_descendants, unsigned long *nr_dying);

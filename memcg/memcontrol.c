@@ -256,6 +256,21 @@ void memcg_reap(bool all)
 		memcg_reap(true);
 }
 
+void memcg_reap_now(void)
+{
+	/*
+	 * Freeing a memcg frees its accounted statistics arrays: their bytes
+	 * go back through the obj_stock, which then holds a reference on
+	 * their objcg; drained, that objcg may be the next to free.
+	 */
+	do {
+		memcg_stats_flush();	/* the changed-statistics list holds references */
+		memcg_reap(true);
+		memcg_drain();
+	} while (__atomic_load_n(&reap_memcgs, __ATOMIC_RELAXED) ||
+		 __atomic_load_n(&reap_objcgs, __ATOMIC_RELAXED));
+}
+
 /* ---- the tree ---- */
 static struct obj_cgroup *obj_cgroup_alloc(void)
 {

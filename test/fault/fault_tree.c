@@ -32,9 +32,8 @@
 #define NR_PAGES	24
 #define NR_OBJS		48
 
-static struct {
-	unsigned long pages_alloc, pages_large, pages_free;
-} baseline;
+static struct fuzz_arena baseline;
+static bool check_free_pages;
 
 static struct page *pages[NR_PAGES];
 static uint64_t page_ids[NR_PAGES];
@@ -96,6 +95,12 @@ static struct cgroup *child_named(struct cgroup *parent, const char *name)
 	return c;
 }
 
+/* what waits for its grace period, freed now: nothing runs concurrently here */
+static void settle(void)
+{
+	memcg_reap_now();
+}
+
 static void in_scope(bool on)
 {
 	fault_task_enable(on);
@@ -106,7 +111,6 @@ static void scenario(void *arg)
 	struct cgroup *a = NULL, *b = NULL;
 	struct memcg_task *t = NULL;
 	unsigned long nr, dying;
-	struct alloc_stats st;
 	int err;
 
 	(void)arg;
@@ -182,34 +186,17 @@ static void scenario(void *arg)
 		fuzz_die("rmdir /a");
 check:
 	fuzz_check("after the scenario");
+	settle();
 	mem_cgroup_descendants(root_mem_cgroup(), &nr, &dying);
-	for (int i = 0; dying && i < 40; i++) {
-		usleep(10 * 1000);	/* dying memcgs are reaped after a grace period */
-		mem_cgroup_descendants(root_mem_cgroup(), &nr, &dying);
-	}
 	if (nr || dying)
 		fuzz_die("%lu memcgs online, %lu dying after the tree was removed", nr, dying);
-	alloc_stats(&st);
-	if (st.pages_alloc != baseline.pages_alloc || st.pages_large_kmalloc != baseline.pages_large)
-		fuzz_die("pages %lu, large kmalloc %lu after the scenario; %lu, %lu before",
-			 st.pages_alloc, st.pages_large_kmalloc, baseline.pages_alloc,
-			 baseline.pages_large);
-	kmem_cache_shrink_all();
-	alloc_stats(&st);
-	if (baseline.pages_free && st.pages_free != baseline.pages_free)
-		fuzz_die("%lu free pages after the scenario, %lu before", st.pages_free,
-			 baseline.pages_free);
+	fuzz_arena_same(&baseline, check_free_pages, "after the scenario");
 }
 
 static void take_baseline(void)
 {
-	struct alloc_stats st;
-
-	kmem_cache_shrink_all();
-	alloc_stats(&st);
-	baseline.pages_alloc = st.pages_alloc;
-	baseline.pages_large = st.pages_large_kmalloc;
-	baseline.pages_free = st.pages_free;
+	settle();
+	fuzz_arena_take(&baseline);
 }
 
 int main(void)
@@ -222,9 +209,9 @@ int main(void)
 	if (fs_files_init() || tree_init(&conf))
 		fuzz_die("fs_files_init/tree_init");
 	take_baseline();
-	baseline.pages_free = 0;	/* the warm-up run: see fuzz_machine.h */
-	scenario(NULL);
+	scenario(NULL);		/* the warm-up run: see fuzz_machine.h */
 	take_baseline();
+	check_free_pages = true;
 	fault_loop("tree", scenario, NULL, &t);
 	fault_report("fault_tree", &t);
 	return 0;

@@ -50,9 +50,7 @@ static struct {
 	unsigned long child_usage;
 	unsigned long long stat[NR_STAT_KEYS];
 	unsigned long nr_caches;
-	/* the arena: pages outside slabs, and all pages once slabs are shrunk */
-	unsigned long pages_alloc, pages_large, pages_free;
-	char slabinfo[16384];
+	struct fuzz_arena arena;
 } baseline;
 
 const struct ctl_caller *fuzz_caller(unsigned int i)
@@ -128,13 +126,9 @@ void fuzz_ctl_rebaseline(void)
 {
 	struct alloc_stats st;
 
-	kmem_cache_shrink_all();
+	fuzz_arena_take(&baseline.arena);
 	alloc_stats(&st);
 	baseline.nr_caches = st.nr_caches;
-	baseline.pages_alloc = st.pages_alloc;
-	baseline.pages_large = st.pages_large_kmalloc;
-	baseline.pages_free = st.pages_free;
-	slabinfo_format(baseline.slabinfo, sizeof(baseline.slabinfo));
 }
 
 /* Every handle published during the input. */
@@ -289,18 +283,5 @@ void fuzz_ctl_cleanup(void)
 		fuzz_die("%lu caches after every created one was destroyed, %lu before",
 			 st.nr_caches, baseline.nr_caches);
 	/* no page lost: a page nobody holds would pass every other check */
-	if (st.pages_alloc != baseline.pages_alloc || st.pages_large_kmalloc != baseline.pages_large)
-		fuzz_die("pages allocated %lu, large kmalloc %lu after everything was freed; "
-			 "%lu, %lu before", st.pages_alloc, st.pages_large_kmalloc,
-			 baseline.pages_alloc, baseline.pages_large);
-	kmem_cache_shrink_all();
-	alloc_stats(&st);
-	if (fuzz_ctl.check_free_pages && st.pages_free != baseline.pages_free) {
-		static char now[sizeof(baseline.slabinfo)];
-
-		slabinfo_format(now, sizeof(now));
-		fprintf(stderr, "slabinfo before:\n%s\nslabinfo now:\n%s\n", baseline.slabinfo, now);
-		fuzz_die("%lu free pages after everything was freed and the caches shrunk, "
-			 "%lu before", st.pages_free, baseline.pages_free);
-	}
+	fuzz_arena_same(&baseline.arena, fuzz_ctl.check_free_pages, "after the input");
 }

@@ -16,9 +16,14 @@
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
-#include <sanitizer/lsan_interface.h>
 #define HAVE_LSAN 1
 #endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)	/* gcc's word for it (test/fault builds with gcc) */
+#define HAVE_LSAN 1
+#endif
+#ifdef HAVE_LSAN
+#include <sanitizer/lsan_interface.h>
 #endif
 
 bool fuzz_verbose;
@@ -100,6 +105,59 @@ void fuzz_machine_init(unsigned long memory, unsigned int cpus)
 	__lsan_register_root_region(page_address(pfn_to_page(0)), memory);
 #endif
 	up = true;
+}
+
+void fuzz_arena_take(struct fuzz_arena *a)
+{
+	struct alloc_stats st;
+
+	kmem_cache_shrink_all();
+	alloc_stats(&st);
+	a->pages_alloc = st.pages_alloc;
+	a->pages_large = st.pages_large_kmalloc;
+	a->pages_free = st.pages_free;
+	slabinfo_format(a->slabinfo, sizeof(a->slabinfo));
+}
+
+/* the lines of 'now' that 'before' does not have, "-" and "+" */
+static void slabinfo_diff(const char *before, const char *now)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		const char *p = pass ? now : before, *other = pass ? before : now;
+
+		while (*p) {
+			const char *nl = strchr(p, '\n');
+			size_t l = nl ? (size_t)(nl - p + 1) : strlen(p);
+			const char *q = other;
+			bool found = false;
+
+			while (*q && !found) {
+				const char *qn = strchr(q, '\n');
+				size_t ql = qn ? (size_t)(qn - q + 1) : strlen(q);
+
+				found = ql == l && !memcmp(p, q, l);
+				q += ql;
+			}
+			if (!found)
+				fprintf(stderr, "%c %.*s", pass ? '+' : '-', (int)l, p);
+			p += l;
+		}
+	}
+}
+
+void fuzz_arena_same(const struct fuzz_arena *a, bool check_free, const char *when)
+{
+	static struct fuzz_arena now;
+
+	fuzz_arena_take(&now);
+	if (now.pages_alloc == a->pages_alloc && now.pages_large == a->pages_large &&
+	    (!check_free || now.pages_free == a->pages_free))
+		return;
+	fprintf(stderr, "slabinfo, before and %s:\n", when);
+	slabinfo_diff(a->slabinfo, now.slabinfo);
+	fuzz_die("%s: pages allocated %lu, large kmalloc %lu, free %lu; before: %lu, %lu, %lu",
+		 when, now.pages_alloc, now.pages_large, now.pages_free, a->pages_alloc,
+		 a->pages_large, a->pages_free);
 }
 
 void fuzz_check(const char *when)

@@ -45,6 +45,21 @@ void fuzz_machine_init(unsigned long memory, unsigned int cpus);
 /* memcg_drain, then memcg_check and alloc_check: abort on a violation. */
 void fuzz_check(const char *when);
 
+/*
+ * The arena, after kmem_cache_shrink_all(): pages outside slabs (alloc_pages,
+ * large kmalloc), free pages, and slabinfo to show what differs.
+ */
+struct fuzz_arena {
+	unsigned long pages_alloc, pages_large, pages_free;
+	char slabinfo[16384];
+};
+void fuzz_arena_take(struct fuzz_arena *a);
+/*
+ * abort() unless the pages outside slabs are as in a, and (check_free) the
+ * free pages too; prints the slabinfo lines that differ.
+ */
+void fuzz_arena_same(const struct fuzz_arena *a, bool check_free, const char *when);
+
 /* ---- the control protocol client (fuzz_ctl, fuzz_ioctl) ---- */
 struct mem_cgroup;
 struct ctl_caller;

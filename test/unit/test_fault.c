@@ -311,6 +311,14 @@ static void test_sites(void **state)
 	memcg_task_exit(t);
 }
 
+static int machine_teardown(void **state)
+{
+	(void)state;
+	memcg_exit();
+	alloc_exit();
+	return 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -320,7 +328,7 @@ int main(void)
 		cmocka_unit_test(test_probability),
 		cmocka_unit_test(test_task_filter_suspend),
 		cmocka_unit_test(test_parse),
-		cmocka_unit_test_setup(test_sites, machine_setup),
+		cmocka_unit_test_setup_teardown(test_sites, machine_setup, machine_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
