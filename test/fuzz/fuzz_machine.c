@@ -147,16 +147,24 @@ static void slabinfo_diff(const char *before, const char *now)
 
 void fuzz_arena_same(const struct fuzz_arena *a, bool check_free, const char *when)
 {
-	static struct fuzz_arena now;
+	static char now[sizeof(a->slabinfo)];
+	struct alloc_stats st;
 
-	fuzz_arena_take(&now);
-	if (now.pages_alloc == a->pages_alloc && now.pages_large == a->pages_large &&
-	    (!check_free || now.pages_free == a->pages_free))
-		return;
+	/* cheap first (the fuzzers call this after every input): no shrink */
+	alloc_stats(&st);
+	if (st.pages_alloc == a->pages_alloc && st.pages_large_kmalloc == a->pages_large) {
+		if (!check_free)
+			return;
+		kmem_cache_shrink_all();
+		alloc_stats(&st);
+		if (st.pages_free == a->pages_free)
+			return;
+	}
+	slabinfo_format(now, sizeof(now));
 	fprintf(stderr, "slabinfo, before and %s:\n", when);
-	slabinfo_diff(a->slabinfo, now.slabinfo);
+	slabinfo_diff(a->slabinfo, now);
 	fuzz_die("%s: pages allocated %lu, large kmalloc %lu, free %lu; before: %lu, %lu, %lu",
-		 when, now.pages_alloc, now.pages_large, now.pages_free, a->pages_alloc,
+		 when, st.pages_alloc, st.pages_large_kmalloc, st.pages_free, a->pages_alloc,
 		 a->pages_large, a->pages_free);
 }
 
