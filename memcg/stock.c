@@ -214,7 +214,7 @@ int try_charge_memcg(struct mem_cgroup *memcg, gfp_t gfp, unsigned int nr_pages)
 	if (mem_cgroup_is_root_fast(memcg))
 		return 0;
 	if (t)
-		t->charge_seq = memcg_now_ns();
+		WRITE_ONCE(t->charge_seq, memcg_now_ns());	/* the OOM killer reads it */
 retry:
 	if (consume_stock(memcg, nr_pages))
 		return 0;
@@ -346,8 +346,8 @@ static void flush_stock_stats(struct obj_stock_pcp *st)
 	if (st->nr_slab_unreclaimable_b)
 		mod_memcg_state(memcg, st->cached_nid, MI_SLAB_UNRECLAIMABLE_B,
 				st->nr_slab_unreclaimable_b);
-	st->nr_slab_reclaimable_b = 0;
-	st->nr_slab_unreclaimable_b = 0;
+	WRITE_ONCE(st->nr_slab_reclaimable_b, 0);	/* memcg_flush_stock_stats peeks */
+	WRITE_ONCE(st->nr_slab_unreclaimable_b, 0);
 }
 
 /* drain_obj_stock (locked): whole pages uncharged, the rest to the objcg. */
@@ -381,14 +381,14 @@ static void __account_obj_stock(struct obj_stock_pcp *st, int nr, int nid, bool 
 	}
 	buf = reclaimable ? &st->nr_slab_reclaimable_b : &st->nr_slab_unreclaimable_b;
 	if (!*buf) {
-		*buf = nr;
+		WRITE_ONCE(*buf, nr);
 		return;
 	}
-	*buf += nr;
+	WRITE_ONCE(*buf, *buf + nr);
 	if (*buf > (int32_t)page_size || *buf < -(int32_t)page_size) {
 		mod_memcg_state(obj_cgroup_memcg(st->cached_objcg), nid,
 				reclaimable ? MI_SLAB_RECLAIMABLE_B : MI_SLAB_UNRECLAIMABLE_B, *buf);
-		*buf = 0;
+		WRITE_ONCE(*buf, 0);
 	}
 }
 
