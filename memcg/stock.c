@@ -810,6 +810,22 @@ void memcg_flush_stock_stats(void)
 	}
 }
 
+/*
+ * obj_cgroup_get() unless the objcg lost its last reference: one awaiting
+ * its reap sits at refcnt 0 on its list, and a get and put from 0 would
+ * queue it for reaping twice.  Its bytes are no whole page: every charged
+ * page holds a reference.
+ */
+static bool objcg_tryget(struct obj_cgroup *o)
+{
+	long r = atomic_load(&o->refcnt);
+
+	while (r > 0)
+		if (atomic_compare_exchange_weak(&o->refcnt, &r, r + 1))
+			return true;
+	return false;
+}
+
 /* The whole pages an objcg holds as leftover bytes go back. */
 static void objcg_return_pages(struct mem_cgroup *memcg)
 {
@@ -818,10 +834,8 @@ static void objcg_return_pages(struct mem_cgroup *memcg)
 
 	pthread_mutex_lock(&objcg_lock);
 	for (struct obj_cgroup *o = memcg->objcg_list; o && n < 64; o = o->next) {
-		if (atomic_load(&o->nr_charged_bytes) >= (long)page_size) {
-			obj_cgroup_get(o);
+		if (atomic_load(&o->nr_charged_bytes) >= (long)page_size && objcg_tryget(o))
 			batch[n++] = o;
-		}
 	}
 	pthread_mutex_unlock(&objcg_lock);
 	for (unsigned int i = 0; i < n; i++) {
