@@ -140,6 +140,8 @@ static int check_locked(char *msg, size_t len)
 			struct slab *slab;
 			long nfree, ncpu = 0, npend = 0;
 			bool on_cpu = false, on_cpu_partial = false;
+			unsigned int inuse;	/* read under slab->lock: a remote free changes it */
+			bool frozen;
 
 			if (in_free[pfn] || p->kind != PAGE_KIND_SLAB || p->slab->cache != s)
 				continue;
@@ -176,22 +178,24 @@ static int check_locked(char *msg, size_t len)
 					if (q == slab)
 						on_cpu_partial = true;
 			}
+			inuse = slab->inuse;
+			frozen = slab->frozen;
 			spin_unlock(&slab->lock);
 			if (nfree < 0 || ncpu < 0 || npend < 0) {
 				ret = fail(msg, len, "%s: slab %lu: corrupt freelist", s->name, pfn);
 				goto out;
 			}
 			/* a slab leaving or joining a CPU may be frozen for a moment */
-			if (on_cpu && !slab->frozen) {
+			if (on_cpu && !frozen) {
 				ret = fail(msg, len, "%s: slab %lu: a CPU slab that is not frozen",
 					   s->name, pfn);
 				goto out;
 			}
 			/* the CPU's own freelist and pending runs are counted in inuse */
-			if (slab->inuse + nfree != slab->objects || ncpu + npend > slab->inuse ||
-			    (!slab->frozen && ncpu)) {
+			if (inuse + nfree != slab->objects || ncpu + npend > inuse ||
+			    (!frozen && ncpu)) {
 				ret = fail(msg, len, "%s: slab %lu: inuse %u + free %ld != %u (cpu %ld, pending %ld)",
-					   s->name, pfn, slab->inuse, nfree, slab->objects, ncpu, npend);
+					   s->name, pfn, inuse, nfree, slab->objects, ncpu, npend);
 				goto out;
 			}
 			if (slab->on_node_partial) {

@@ -27,8 +27,9 @@
 #define __noinline	__attribute__((noinline))
 #undef __always_inline
 #define __always_inline	inline __attribute__((always_inline))
-#define READ_ONCE(x)	(*(const volatile __typeof__(x) *)&(x))
-#define WRITE_ONCE(x, v) (*(volatile __typeof__(x) *)&(x) = (v))
+/* the kernel's volatile accesses are relaxed atomics: say so (TSan sees them) */
+#define READ_ONCE(x)	__atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define WRITE_ONCE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 #define ALIGN(x, a)	(((x) + (a) - 1) & ~((__typeof__(x))(a) - 1))
 #define ALIGN_DOWN(x, a) ((x) & ~((__typeof__(x))(a) - 1))
 #define DIV_ROUND_UP(n, d) (((n) + (d) - 1) / (d))

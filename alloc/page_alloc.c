@@ -19,6 +19,11 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/rseq.h>
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define ALLOC_TSAN 1	/* clang's spelling of __SANITIZE_THREAD__ */
+#endif
+#endif
 #include <sys/syscall.h>
 #include <sys/sysinfo.h>
 #include <time.h>
@@ -481,9 +486,19 @@ int alloc_init(const struct alloc_config *cfg)
 	}
 	machine.zone.free_pages = machine.nr_pages;
 
-	machine.rseq = !cfg->no_rseq && rseq_usable(cpus);
+	bool no_rseq = cfg->no_rseq;
+#if defined(__SANITIZE_THREAD__) || defined(ALLOC_TSAN)
+	/*
+	 * ThreadSanitizer cannot follow a restartable sequence (a plain store
+	 * the kernel may abort, ordered by membarrier and preemption, not by
+	 * any instruction it sees): under TSan every per-CPU access takes the
+	 * slot's lock, the path no_rseq forces.
+	 */
+	no_rseq = true;
+#endif
+	machine.rseq = !no_rseq && rseq_usable(cpus);
 #if defined(__x86_64__)
-	if (!machine.rseq && !cfg->no_rseq && cfg->rseq_emulate) {
+	if (!machine.rseq && !no_rseq && cfg->rseq_emulate) {
 		/* glibc's area exists in every thread's TCB, registered or not */
 		alloc_rseq_offset = __rseq_offset;
 		if ((int32_t)rseq_area()->cpu_id < 0) {

@@ -335,7 +335,7 @@ static void add_partial(struct kmem_cache_node *n, struct slab *slab, bool tail)
 		if (!tail)
 			n->partial = slab;
 	}
-	n->nr_partial++;
+	WRITE_ONCE(n->nr_partial, n->nr_partial + 1);
 	slab->on_node_partial = 1;
 }
 
@@ -350,7 +350,7 @@ static void remove_partial(struct kmem_cache_node *n, struct slab *slab)
 			n->partial = slab->next;
 	}
 	slab->next = slab->prev = NULL;
-	n->nr_partial--;
+	WRITE_ONCE(n->nr_partial, n->nr_partial - 1);
 	slab->on_node_partial = 0;
 }
 
@@ -1014,7 +1014,7 @@ static __noinline void *slab_alloc_accounted(struct kmem_cache *s, gfp_t gfp, vo
 {
 	struct slab *slab = machine.slab_of[((uintptr_t)obj - (uintptr_t)machine.base) >>
 					    machine.page_shift];
-	struct slabobj_ext *v = slab->obj_exts;
+	struct slabobj_ext *v = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
 
 	if (unlikely(!memcg_kmem_online_key))
 		return obj;
@@ -1041,7 +1041,7 @@ static __noinline void slab_free_accounted_slow(struct kmem_cache *s, struct sla
  */
 static __noinline void slab_free_accounted(struct kmem_cache *s, struct slab *slab, void *obj)
 {
-	struct slabobj_ext *ext = &slab->obj_exts[obj_to_index(s, slab, obj)];
+	struct slabobj_ext *ext = &__atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE)[obj_to_index(s, slab, obj)];
 	struct obj_cgroup *objcg = ext->objcg;
 
 	ext->objcg = NULL;
@@ -1123,7 +1123,7 @@ static __noinline void slab_free_finish(struct kmem_cache *s, struct slab *slab,
 {
 	if (unlikely(trace_on) && !is_kfree)
 		trace_kmem_cache_free(caller, obj, s);
-	if (memcg_kmem_online_key && slab->obj_exts) {
+	if (memcg_kmem_online_key && __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE)) {
 		slab_free_accounted(s, slab, obj);
 		return;
 	}
@@ -1200,7 +1200,7 @@ static __always_inline void __kfree(const void *obj)
 		free_large_kmalloc(page, obj);
 		return;
 	}
-	if (unlikely(slab->obj_exts)) {
+	if (unlikely(__atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE))) {
 		slab_free_accounted(slab->cache, slab, (void *)obj);
 		return;
 	}

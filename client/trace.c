@@ -168,7 +168,8 @@ static void pidset_refresh(struct pidset *ps, const char *dir)
 	size_t j = 0;
 
 	pidset_walk(ps, dir, 0);
-	qsort(ps->v, ps->n, sizeof(*ps->v), cmp_int);
+	if (ps->n)	/* an empty set has no array: qsort(NULL, 0) is undefined */
+		qsort(ps->v, ps->n, sizeof(*ps->v), cmp_int);
 	for (size_t i = 0; i < ps->n; i++)
 		if (!j || ps->v[i] != ps->v[j - 1])
 			ps->v[j++] = ps->v[i];

@@ -83,10 +83,12 @@ int memcg_check(char *msg, size_t len)
 	if (msg && len)
 		msg[0] = '\0';
 	memcg_stats_flush();
+	memcg_stats_lock();	/* check_memcg reads state[] */
 	pthread_mutex_lock(&tree_lock);
 	pthread_mutex_lock(&objcg_lock);
 	ret = check_memcg(root_memcg, msg, len);
 	pthread_mutex_unlock(&objcg_lock);
 	pthread_mutex_unlock(&tree_lock);
+	memcg_stats_unlock();
 	return ret;
 }

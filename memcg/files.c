@@ -482,9 +482,13 @@ static int swap_events_show(struct memcg_open *o, char *buf, size_t len)
 
 static int zswap_current_show(struct memcg_open *o, char *buf, size_t len)
 {
+	long v;
+
 	memcg_stats_flush();
-	return show_u64(buf, len, (unsigned long long)(memcg_state_all_nodes(o->memcg, MI_ZSWAP_B) > 0 ?
-			memcg_state_all_nodes(o->memcg, MI_ZSWAP_B) : 0));
+	memcg_stats_lock();
+	v = memcg_state_all_nodes(o->memcg, MI_ZSWAP_B);
+	memcg_stats_unlock();
+	return show_u64(buf, len, (unsigned long long)(v > 0 ? v : 0));
 }
 
 static int zswap_writeback_show(struct memcg_open *o, char *buf, size_t len)

@@ -26,8 +26,9 @@
 
 #define likely(x)	__builtin_expect(!!(x), 1)
 #define unlikely(x)	__builtin_expect(!!(x), 0)
-#define READ_ONCE(x)	(*(const volatile __typeof__(x) *)&(x))
-#define WRITE_ONCE(x, v) (*(volatile __typeof__(x) *)&(x) = (v))
+/* the kernel's volatile accesses are relaxed atomics: say so (TSan sees them) */
+#define READ_ONCE(x)	__atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define WRITE_ONCE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 void memcg_warn_once(const char *what);
@@ -272,6 +273,9 @@ void memcg_stats_flush(void);
 void memcg_stats_exit(void);
 long memcg_state(const struct mem_cgroup *memcg, int nid, enum memcg_item item);
 long memcg_state_all_nodes(const struct mem_cgroup *memcg, enum memcg_item item);
+/* hold across memcg_state() reads: a flush folds into state[] under it */
+void memcg_stats_lock(void);
+void memcg_stats_unlock(void);
 int memory_stat_format(struct mem_cgroup *memcg, char *buf, size_t len);
 int memory_numa_stat_format(struct mem_cgroup *memcg, char *buf, size_t len);
 void memcg_memory_event(struct mem_cgroup *memcg, enum memcg_memory_event event);

@@ -131,7 +131,7 @@ void css_put(struct mem_cgroup *memcg)
 	pthread_mutex_lock(&reap_lock);
 	memcg->reap_at = now_ns();
 	memcg->reap_next = reap_memcgs;
-	reap_memcgs = memcg;
+	WRITE_ONCE(reap_memcgs, memcg);	/* memcg_reap peeks without the lock */
 	pthread_mutex_unlock(&reap_lock);
 }
 
@@ -163,7 +163,7 @@ void obj_cgroup_put_many(struct obj_cgroup *objcg, long n)
 	pthread_mutex_lock(&reap_lock);
 	objcg->reap_at = now_ns();
 	objcg->reap_next = reap_objcgs;
-	reap_objcgs = objcg;
+	WRITE_ONCE(reap_objcgs, objcg);	/* memcg_reap peeks without the lock */
 	pthread_mutex_unlock(&reap_lock);
 }
 
@@ -217,7 +217,7 @@ void memcg_reap(bool all)
 		return;
 	pthread_mutex_lock(&reap_lock);
 	while ((o = reap_objcgs)) {
-		reap_objcgs = o->reap_next;
+		WRITE_ONCE(reap_objcgs, o->reap_next);
 		if (all || now - o->reap_at >= REAP_GRACE_NS) {
 			o->reap_next = ofree;
 			ofree = o;
@@ -226,7 +226,7 @@ void memcg_reap(bool all)
 			okeep = o;
 		}
 	}
-	reap_objcgs = okeep;
+	WRITE_ONCE(reap_objcgs, okeep);
 	pthread_mutex_unlock(&reap_lock);
 	while ((o = ofree)) {
 		ofree = o->reap_next;
@@ -235,7 +235,7 @@ void memcg_reap(bool all)
 
 	pthread_mutex_lock(&reap_lock);
 	while ((m = reap_memcgs)) {
-		reap_memcgs = m->reap_next;
+		WRITE_ONCE(reap_memcgs, m->reap_next);
 		if (all || now - m->reap_at >= REAP_GRACE_NS) {
 			m->reap_next = mfree;
 			mfree = m;
@@ -244,7 +244,7 @@ void memcg_reap(bool all)
 			mkeep = m;
 		}
 	}
-	reap_memcgs = mkeep;
+	WRITE_ONCE(reap_memcgs, mkeep);
 	pthread_mutex_unlock(&reap_lock);
 	while ((m = mfree)) {
 		mfree = m->reap_next;

@@ -148,7 +148,7 @@ static bool out_of_memory(struct mem_cgroup *domain, uint64_t round)
 		if (points < 1)
 			points = 1;
 		if (!victim || points > best ||
-		    (points == best && t->charge_seq > victim->charge_seq)) {
+		    (points == best && READ_ONCE(t->charge_seq) > READ_ONCE(victim->charge_seq))) {
 			victim = t;
 			best = points;
 		}

@@ -180,8 +180,8 @@ void page_counter_calculate_protection(struct page_counter *root,
 	if (!usage)
 		return;
 	if (parent == root) {
-		counter->emin = READ_ONCE(counter->min);
-		counter->elow = READ_ONCE(counter->low);
+		WRITE_ONCE(counter->emin, READ_ONCE(counter->min));
+		WRITE_ONCE(counter->elow, READ_ONCE(counter->low));
 		return;
 	}
 	parent_usage = (unsigned long)atomic_load(&parent->usage);

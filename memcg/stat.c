@@ -142,6 +142,20 @@ void memcg_stats_flush(void)
 	pthread_mutex_unlock(&stats_lock);
 }
 
+/*
+ * Readers of state[] hold stats_lock: a flush folds into it (the memcg's
+ * and every ancestor's) under that lock.
+ */
+void memcg_stats_lock(void)
+{
+	pthread_mutex_lock(&stats_lock);
+}
+
+void memcg_stats_unlock(void)
+{
+	pthread_mutex_unlock(&stats_lock);
+}
+
 /* memcg_exit(): nothing may stay on the changed list of a machine that goes */
 void memcg_stats_exit(void)
 {
@@ -281,7 +295,9 @@ int memcg_stat_read(struct mem_cgroup *memcg, const char *key, unsigned long lon
 	memcg_stats_flush();
 	for (unsigned int i = 0; i < ARRAY_SIZE(memory_stats); i++) {
 		if (!strcmp(memory_stats[i].name, key)) {
+			memcg_stats_lock();
 			*val = stat_value(memcg, &memory_stats[i], -1);
+			memcg_stats_unlock();
 			return 0;
 		}
 	}
@@ -295,8 +311,10 @@ int memory_stat_format(struct mem_cgroup *memcg, char *buf, size_t len)
 
 	seq_buf_init(&o, buf, len);
 	memcg_stats_flush();
+	memcg_stats_lock();
 	for (unsigned int i = 0; i < ARRAY_SIZE(memory_stats); i++)
 		seq_buf_printf(&o, "%s %llu\n", memory_stats[i].name, stat_value(memcg, &memory_stats[i], -1));
+	memcg_stats_unlock();
 	return (int)o.pos;
 }
 
@@ -306,6 +324,7 @@ int memory_numa_stat_format(struct mem_cgroup *memcg, char *buf, size_t len)
 
 	seq_buf_init(&o, buf, len);
 	memcg_stats_flush();
+	memcg_stats_lock();
 	for (unsigned int i = 0; i < ARRAY_SIZE(memory_stats); i++) {
 		const struct memory_stat *st = &memory_stats[i];
 
@@ -323,6 +342,7 @@ int memory_numa_stat_format(struct mem_cgroup *memcg, char *buf, size_t len)
 			seq_buf_printf(&o, "\n");
 		}
 	}
+	memcg_stats_unlock();
 	return (int)o.pos;
 }
 

@@ -214,7 +214,7 @@ int try_charge_memcg(struct mem_cgroup *memcg, gfp_t gfp, unsigned int nr_pages)
 	if (mem_cgroup_is_root_fast(memcg))
 		return 0;
 	if (t)
-		t->charge_seq = memcg_now_ns();
+		WRITE_ONCE(t->charge_seq, memcg_now_ns());	/* the OOM killer reads it */
 retry:
 	if (consume_stock(memcg, nr_pages))
 		return 0;
@@ -349,8 +349,8 @@ static void flush_stock_stats(struct obj_stock_pcp *st)
 	if (st->nr_slab_unreclaimable_b)
 		mod_memcg_state(memcg, st->cached_nid, MI_SLAB_UNRECLAIMABLE_B,
 				st->nr_slab_unreclaimable_b);
-	st->nr_slab_reclaimable_b = 0;
-	st->nr_slab_unreclaimable_b = 0;
+	WRITE_ONCE(st->nr_slab_reclaimable_b, 0);	/* memcg_flush_stock_stats peeks */
+	WRITE_ONCE(st->nr_slab_unreclaimable_b, 0);
 }
 
 /* drain_obj_stock (locked): whole pages uncharged, the rest to the objcg. */
@@ -384,14 +384,14 @@ static void __account_obj_stock(struct obj_stock_pcp *st, int nr, int nid, bool 
 	}
 	buf = reclaimable ? &st->nr_slab_reclaimable_b : &st->nr_slab_unreclaimable_b;
 	if (!*buf) {
-		*buf = nr;
+		WRITE_ONCE(*buf, nr);
 		return;
 	}
-	*buf += nr;
+	WRITE_ONCE(*buf, *buf + nr);
 	if (*buf > (int32_t)page_size || *buf < -(int32_t)page_size) {
 		mod_memcg_state(obj_cgroup_memcg(st->cached_objcg), nid,
 				reclaimable ? MI_SLAB_RECLAIMABLE_B : MI_SLAB_UNRECLAIMABLE_B, *buf);
-		*buf = 0;
+		WRITE_ONCE(*buf, 0);
 	}
 }
 
@@ -813,6 +813,22 @@ void memcg_flush_stock_stats(void)
 	}
 }
 
+/*
+ * obj_cgroup_get() unless the objcg lost its last reference: one awaiting
+ * its reap sits at refcnt 0 on its list, and a get and put from 0 would
+ * queue it for reaping twice.  Its bytes are no whole page: every charged
+ * page holds a reference.
+ */
+static bool objcg_tryget(struct obj_cgroup *o)
+{
+	long r = atomic_load(&o->refcnt);
+
+	while (r > 0)
+		if (atomic_compare_exchange_weak(&o->refcnt, &r, r + 1))
+			return true;
+	return false;
+}
+
 /* The whole pages an objcg holds as leftover bytes go back. */
 static void objcg_return_pages(struct mem_cgroup *memcg)
 {
@@ -821,10 +837,8 @@ static void objcg_return_pages(struct mem_cgroup *memcg)
 
 	pthread_mutex_lock(&objcg_lock);
 	for (struct obj_cgroup *o = memcg->objcg_list; o && n < 64; o = o->next) {
-		if (atomic_load(&o->nr_charged_bytes) >= (long)page_size) {
-			obj_cgroup_get(o);
+		if (atomic_load(&o->nr_charged_bytes) >= (long)page_size && objcg_tryget(o))
 			batch[n++] = o;
-		}
 	}
 	pthread_mutex_unlock(&objcg_lock);
 	for (unsigned int i = 0; i < n; i++) {

@@ -545,7 +545,7 @@ static void *sleeper(void *arg)
 {
 	pid_t *tid = arg;
 
-	*tid = gettid();
+	__atomic_store_n(tid, gettid(), __ATOMIC_RELEASE);	/* main polls it */
 	for (;;)
 		pause();
 	return NULL;

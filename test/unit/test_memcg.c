@@ -48,6 +48,8 @@
  */
 /* deferred_failures and DEFER_EQ/DEFER_TRUE/EXPECT_TRUE/DEFER_STR */
 #include "defer.h"
+/* white box: the objcg test below reaches an objcg and its counters */
+#include "../../memcg/internal.h"
 
 /* ------------------------------------------------------------------ */
 /* Spec tables                                                         */
@@ -3215,6 +3217,40 @@ static void test_reclaim_during_reap(void **state)
 	expect_memcg_check("after the reap");
 }
 
+/*
+ * memcg_drain() gives back the whole pages objcgs hold as leftover bytes,
+ * taking a reference on each objcg it picks under objcg_lock.  An objcg
+ * whose last reference is gone waits at refcnt 0 on its list for its reap;
+ * a drain that saw a page of bytes on it (a stock refill on another CPU took
+ * them, then the last put, between its check and its get) raised it from 0
+ * and dropped it to 0 again: queued for reaping twice, freed twice.  The
+ * window cannot be scheduled from here, so a live objcg is made to look
+ * like that one (refcnt 0, a page of bytes) for the drain; it must be left
+ * alone.
+ */
+static void test_drain_skips_dying_objcg(void **state)
+{
+	struct mem_cgroup *a = mk(root_mem_cgroup());
+	struct obj_cgroup *o = atomic_load(&a->objcg);
+	long refs;
+
+	(void)state;
+	assert_non_null(o);
+	memcg_drain();
+	refs = atomic_exchange(&o->refcnt, 0);
+	atomic_fetch_add(&o->nr_charged_bytes, (long)PG);
+	memcg_drain();
+	DEFER_EQ(atomic_load(&o->refcnt), 0, "the dying objcg's refcnt after a drain");
+	DEFER_EQ(atomic_load(&o->nr_charged_bytes), (long)PG, "its bytes after a drain");
+	atomic_fetch_sub(&o->nr_charged_bytes, (long)PG);
+	atomic_store(&o->refcnt, refs);
+	expect_memcg_check("after the drain");
+	DEFER_EQ(mem_cgroup_offline(a), 0, "offline");
+	mem_cgroup_put(a);
+	DEFER_TRUE(wait_dying(root_mem_cgroup(), 0), "the removed memcg reaped");
+	expect_memcg_check("after the reap");
+}
+
 /* ================================================================== */
 
 int main(void)
@@ -3240,6 +3276,7 @@ int main(void)
 		T4(test_reinit_with_pending_stats),
 		T4(test_hierarchy_random),
 		T4(test_reclaim_during_reap),
+		T4(test_drain_skips_dying_objcg),
 	};
 	const struct CMUnitTest batch_tests[] = {
 		TB16(test_stock_precharge_batch16),
