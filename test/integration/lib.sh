@@ -164,6 +164,10 @@ umount_fs() {
 
 teardown() {
 	trap - EXIT
+	# the script itself died (set -u, a syntax error): not a pass
+	if [ "${T_EXIT:-0}" != 0 ] && [ "$T_FAILED" -eq 0 ]; then
+		fail "$T_NAME ran to its end (the script exited with status $T_EXIT)"
+	fi
 	if mounted; then
 		check_invariants
 		fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null
@@ -189,7 +193,7 @@ finish() {
 	teardown
 }
 
-trap teardown EXIT
+trap 'T_EXIT=$?; teardown' EXIT
 trap 'fail "interrupted"; teardown' INT TERM
 
 # Run a command in a child shell that first moved itself into cgroup $1.
