@@ -19,7 +19,7 @@ mount_fs -o memory=128M -o cpus=1
 CTL=$MNT/memcgfs.ctl
 NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
 OTHER="setpriv --reuid=65533 --regid=65533 --clear-groups"
-mkdir -p "$MNT/a/b" "$MNT/a/e" "$MNT/p" "$MNT/q"
+mkdir -p "$MNT/a/b" "$MNT/a/e" "$MNT/p" "$MNT/q" "$MNT/w"
 echo +memory >"$MNT/a/cgroup.subtree_control"
 echo +memory >"$MNT/a/e/cgroup.subtree_control"	# a child of a with +memory: -memory in a is EBUSY
 echo 1M >"$MNT/q/memory.max"
@@ -599,6 +599,26 @@ eq "a foreign racer: the owner frees all 100" 100 "$(grep -c ' OK$' "$TMP/r1")"
 eq "... the foreigner gets EPERM (or EINVAL once freed), never OK" 0 "$(grep -c ' OK$' "$TMP/r2")"
 eq "... and nothing else" 100 "$(grep -Ec ' (EPERM|EINVAL)$' "$TMP/r2")"
 same "... the counters exact"
+
+# frees racing memory.reclaim, which frees reclaimable objects itself (their
+# handles go stale): no object is freed twice, w's counters come back to 0
+H=$(run_in w "$MCGTOOL" ctl "$CTL" "kmalloc 2000 GFP_KERNEL_ACCOUNT|__GFP_RECLAIMABLE x500" | handles)
+GO=$TMP/go.reclaim
+MCG_GO=$GO "$MCGTOOL" ioctlfree "$CTL" kfree $H >"$TMP/r1" &
+R1=$!
+MCG_GO=$GO "$MCGTOOL" ioctlfree "$CTL" kfree $(printf '%s\n' $H | tac) >"$TMP/r2" &
+R2=$!
+(while [ ! -e "$GO" ]; do sleep 0.001; done; "$MCGTOOL" errno write "$MNT/w/memory.reclaim" 2M) >"$TMP/r3" &
+R3=$!
+sleep 0.2
+touch "$GO"
+wait "$R1" "$R2" "$R3"
+eq "frees racing memory.reclaim: no handle freed twice" 0 \
+	"$(sort "$TMP/r1" "$TMP/r2" | awk '$2 == "OK" { n[$1]++ } END { for (h in n) if (n[h] > 1) print h }' | wc -l)"
+eq "... every result OK or EINVAL" 1000 "$(grep -Ec ' (OK|EINVAL)$' "$TMP/r1" "$TMP/r2" | awk -F: '{ s += $2 } END { print s }')"
+"$MCGTOOL" ctl "$CTL" drain >/dev/null
+eq "... w holds nothing" "0 0" "$(cat "$MNT/w/memory.current") $(sed -n 's/^slab //p' "$MNT/w/memory.stat")"
+same "... the other cgroups' counters exact"
 
 # ---- the held handles: all still there, each freed once now ----
 OUT=$("$MCGTOOL" ctl "$CTL" "kfree $K" "kmem_cache_free bi_one $C1" "kmem_cache_free bi_two $C2" \
