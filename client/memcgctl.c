@@ -72,6 +72,11 @@ static const struct help {
 	{ "drain",
 	  "Usage: memcgctl drain\n"
 	  "Drain every per-CPU stock: memory.current and memory.stat become exact.\n" },
+	{ "check",
+	  "Usage: memcgctl check [--json]\n"
+	  "Run memcgfs's invariant checks (read the root-only memcgfs.check): prints 'ok' and\n"
+	  "exits 0, or prints the first violation and exits 1.  Meant for a quiet mount: a\n"
+	  "charge in flight may show a passing mismatch.\n" },
 	{ "whoami",
 	  "Usage: memcgctl whoami [-g CGROUP] [--json]\n"
 	  "Who memcgfs takes memcgctl for: pid=PID cgroup=PATH cpu=CPU.\n" },
@@ -119,6 +124,7 @@ static void usage(FILE *f)
 	      "  free-pages HANDLE...\n"
 	      "  drain                                exact numbers: drain per-CPU stocks\n"
 	      "  whoami                               pid, cgroup and CPU as memcgfs sees them\n"
+	      "  check                                run the invariant checks (root only)\n"
 	      "Cgroups:\n"
 	      "  run -g CGROUP COMMAND...             run a command in a cgroup\n"
 	      "  tree [CGROUP]                        hierarchy with usage, limits, events\n"
@@ -753,6 +759,40 @@ static int cmd_whoami(struct mctl *c, int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* memcgfs.check: "ok", or "alloc: ..." / "memcg: ..." for the first violation */
+static int cmd_check(struct mctl *c, int argc, char **argv)
+{
+	char path[MEMCGFS_PATH_MAX + 16], buf[1024];
+	int r = plain_opts(c, "check", argc, argv, NULL);
+	bool ok;
+	size_t n;
+
+	if (r)
+		return r < 0 ? EXIT_OK : r;
+	if (optind < argc)
+		return mctl_usage_error(c, "check", "takes no argument");
+	r = mctl_mount(c);
+	if (r)
+		return r;
+	snprintf(path, sizeof(path), "%s/memcgfs.check", c->mount);
+	r = mctl_read_file(path, buf, sizeof(buf));
+	if (r < 0)
+		return mctl_error(c, -r, "%s: cannot read: %s%s", path, strerror(-r),
+				  r == -EACCES || r == -EPERM ? " (root only)" : "");
+	n = strlen(buf);
+	while (n && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	ok = !strcmp(buf, "ok");
+	if (c->json) {
+		printf("{\"ok\":%s,\"result\":", ok ? "true" : "false");
+		json_string(stdout, buf);
+		printf("}\n");
+	} else {
+		printf("%s\n", buf);
+	}
+	return ok ? EXIT_OK : EXIT_FAIL;
+}
+
 static int cache_create(struct mctl *c, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -890,6 +930,7 @@ static const struct command {
 	{ "free-pages", cmd_free_pages },
 	{ "drain", cmd_drain },
 	{ "whoami", cmd_whoami },
+	{ "check", cmd_check },
 	{ "run", cmd_run },
 	{ "tree", cmd_tree },
 	{ "stat", cmd_stat },

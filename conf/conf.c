@@ -386,6 +386,54 @@ static int conf_check_number(const struct conf_desc *d, uint64_t v,
 }
 
 /*
+ * A string value must survive conf_format() and conf_load(): inih ends a
+ * value at an inline comment (" ;", " #"), a line at a newline, and takes
+ * ';', '#' and '[' at the start of a line as a comment or a section, so
+ * printable ASCII only, without ';', '#', '[', ']' or '=' (no valid value
+ * of any string key has one).  Then each key's own grammar (the checks
+ * fs/run.c and conf_validate() make later, made here so that a bad -o
+ * value names its key at once): @s is @n bytes, not NUL-terminated.
+ */
+static int conf_check_string(const struct conf_desc *d, const char *s, size_t n,
+			     char *err, size_t errlen)
+{
+	char v[64];
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+
+		if (ch < 0x20 || ch >= 0x7f || strchr(";#[]=", ch)) {
+			conf_err(err, errlen,
+				 "%s.%s: byte 0x%02x at offset %zu (only printable ASCII without ';', '#', '[', ']' or '=')",
+				 d->section, d->name, ch, i);
+			return -EINVAL;
+		}
+	}
+	if (n >= sizeof(v))
+		return 0;	/* the caller's length check refuses it */
+	memcpy(v, s, n);
+	v[n] = '\0';
+	if (d == &conf_table[CONF_MEMCG_OOM_KILL_SIGNAL] && conf_signal(v) < 0) {
+		conf_err(err, errlen, "%s.%s: '%s' is not a signal (none, SIGKILL, KILL, 1..64)",
+			 d->section, d->name, v);
+		return -EINVAL;
+	}
+	if (d == &conf_table[CONF_FS_CTL_MODE] &&
+	    (!n || strspn(v, "01234567") != n || strtoul(v, NULL, 8) > 0777)) {
+		conf_err(err, errlen, "%s.%s: '%s' is not an octal mode 0000..0777",
+			 d->section, d->name, v);
+		return -EINVAL;
+	}
+	if (d == &conf_table[CONF_FS_ROOT_SUBTREE_CONTROL] && n && strcmp(v, "memory")) {
+		conf_err(err, errlen,
+			 "%s.%s: '%s' is not a controller of this hierarchy (memory, or empty)",
+			 d->section, d->name, v);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
  * Parse @value for row @d and store it in @c; @c is untouched on error.
  * The reason is "SECTION.KEY: ...".
  */
@@ -418,6 +466,9 @@ static int conf_set_desc(struct memcgfs_config *c, const struct conf_desc *d,
 				 d->section, d->name, d->size - 1);
 			return -ERANGE;
 		}
+		ret = conf_check_string(d, s, n, err, errlen);
+		if (ret)
+			return ret;
 		/* the whole field, so that equal configurations compare equal */
 		memset(conf_field(c, d), 0, d->size);
 		memcpy(conf_field(c, d), s, n);

@@ -610,20 +610,58 @@ static int enable_memory(struct cgroup *cg)
 	return 0;
 }
 
-static void disable_memory(struct cgroup *cg)
+/*
+ * All or nothing: the children's tasks move to cg's memcg first, then every
+ * child memcg must be able to go offline (a task of an exited process whose
+ * last request is still in flight keeps its memcg busy: -EBUSY), else all
+ * is put back as it was.
+ */
+static int disable_memory(struct cgroup *cg)
 {
-	cg->subtree_memory = false;
-	for (struct cgroup *c = cg->first_child; c; c = c->next_sibling) {
-		struct mem_cgroup *memcg = c->memcg;
+	struct {
+		struct cgroup *c;
+		struct mem_cgroup *memcg;
+	} *v;
+	size_t n = 0, i;
+	int err = 0;
 
-		if (!memcg)
+	for (struct cgroup *c = cg->first_child; c; c = c->next_sibling)
+		n += c->memcg != NULL;
+	v = calloc(n ? n : 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	n = 0;
+	for (struct cgroup *c = cg->first_child; c; c = c->next_sibling) {
+		if (!c->memcg)
 			continue;
+		v[n].c = c;
+		v[n++].memcg = c->memcg;
 		/* tasks charge the parent's memcg from now on, then the css dies */
 		cgroup_set_memcg(c, NULL);
 		procs_reattach(c);
-		mem_cgroup_offline(memcg);
-		mem_cgroup_put(memcg);
 	}
+	for (i = 0; i < n && !err; i++)
+		err = mem_cgroup_offline_check(v[i].memcg);
+	for (i = 0; i < n; i++) {
+		int e = err;
+
+		if (!e) {
+			e = mem_cgroup_offline(v[i].memcg);
+			if (e)	/* never expected: its check passed */
+				fs_err("cgroup.subtree_control: -memory: a child memcg cannot go "
+				       "offline (%s)", strerror(-e));
+			else
+				mem_cgroup_put(v[i].memcg);
+		}
+		if (e) {
+			cgroup_set_memcg(v[i].c, v[i].memcg);
+			procs_reattach(v[i].c);
+		}
+	}
+	if (!err)
+		cg->subtree_memory = false;
+	free(v);
+	return err;
 }
 
 /*
@@ -705,7 +743,7 @@ int cgroup_subtree_control_write(struct cgroup *cg, char *buf, struct fs_inval_l
 		for (struct cgroup *c = cg->first_child; c; c = c->next_sibling)
 			if (c->memcg)
 				inval_add_files(iv, c, FF_MEMCG);
-		disable_memory(cg);
+		err = disable_memory(cg);
 	}
 out_unlock:
 	pthread_rwlock_unlock(&fs_tree_lock);
@@ -746,16 +784,21 @@ int cgroup_type_write(struct cgroup *cg, char *buf, struct fs_inval_list *iv)
 	pthread_rwlock_unlock(&procs_lock);
 	if (err)
 		goto out_unlock;
-	set_dom(cg, cg, dom);
-	parent->nr_threaded_children++;
 	/* cgroup_apply_control(): a threaded cgroup has no domain controller */
 	memcg = cg->memcg;
 	if (memcg) {
-		inval_add_files(iv, cg, FF_MEMCG);
+		/* a task of an exited process with a request in flight: -EBUSY */
 		cgroup_set_memcg(cg, NULL);
-		mem_cgroup_offline(memcg);
+		err = mem_cgroup_offline(memcg);
+		if (err) {
+			cgroup_set_memcg(cg, memcg);
+			goto out_unlock;
+		}
+		inval_add_files(iv, cg, FF_MEMCG);
 		mem_cgroup_put(memcg);
 	}
+	set_dom(cg, cg, dom);
+	parent->nr_threaded_children++;
 	pthread_rwlock_unlock(&fs_tree_lock);
 	return 0;
 out_unlock:

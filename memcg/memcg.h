@@ -68,6 +68,12 @@ int mem_cgroup_create(struct mem_cgroup *parent, struct mem_cgroup **out);
  * children or tasks), -EINVAL (the root).
  */
 int mem_cgroup_offline(struct mem_cgroup *memcg);
+/*
+ * mem_cgroup_offline_check - what mem_cgroup_offline() would return, without
+ * doing it: for a caller that takes several memcgs offline all or nothing.
+ * Tasks only leave a memcg no cgroup points to, so a 0 stays true.
+ */
+int mem_cgroup_offline_check(struct mem_cgroup *memcg);
 void mem_cgroup_get(struct mem_cgroup *memcg);
 void mem_cgroup_put(struct mem_cgroup *memcg);
 bool mem_cgroup_online(const struct mem_cgroup *memcg);

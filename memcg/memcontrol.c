@@ -476,6 +476,22 @@ int mem_cgroup_offline(struct mem_cgroup *memcg)
 	return 0;
 }
 
+int mem_cgroup_offline_check(struct mem_cgroup *memcg)
+{
+	int err = 0;
+
+	if (!memcg->parent)
+		return -EINVAL;
+	pthread_mutex_lock(&tree_lock);
+	if (memcg->online && memcg->nr_tasks)
+		err = -EBUSY;
+	for (struct mem_cgroup *c = memcg->children; c && memcg->online && !err; c = c->sibling)
+		if (c->online)
+			err = -EBUSY;
+	pthread_mutex_unlock(&tree_lock);
+	return err;
+}
+
 void mem_cgroup_descendants(const struct mem_cgroup *memcg,
 			    unsigned long *nr_descendants, unsigned long *nr_dying)
 {

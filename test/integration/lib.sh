@@ -127,9 +127,27 @@ wait_gone() {
 	return 1
 }
 
+# check_invariants: before an unmount, memcgfs.check (alloc_check and
+# memcg_check) must answer "ok".  A charge in flight may show a passing
+# mismatch, so a failing answer is read again for up to 3 s while work the
+# test left behind settles; a dead or hung daemon fails it (10 s at most).
+check_invariants() {
+	local out= i
+	mounted || return 0
+	[ -n "$DPID" ] && ! kill -0 "$DPID" 2>/dev/null && return 0
+	for i in $(seq 1 30); do
+		out=$(timeout 10 cat "$MNT/memcgfs.check" 2>&1) || out="(read failed: $out)"
+		[ "$out" = ok ] && break
+		[ "$i" = 1 ] && echo "# memcgfs.check, first read: $out (reading again)"
+		sleep 0.1
+	done
+	eq "memcgfs.check: the invariants hold at the end" ok "$out"
+}
+
 # umount_fs: unmount as a user would; the daemon must exit by itself, cleanly
 umount_fs() {
 	local st
+	check_invariants
 	fusermount3 -u "$MNT" 2>/dev/null || sleep 0.2
 	mounted && fusermount3 -u "$MNT"
 	if [ -n "$DPID" ]; then
@@ -146,7 +164,12 @@ umount_fs() {
 
 teardown() {
 	trap - EXIT
+	# the script itself died (set -u, a syntax error): not a pass
+	if [ "${T_EXIT:-0}" != 0 ] && [ "$T_FAILED" -eq 0 ]; then
+		fail "$T_NAME ran to its end (the script exited with status $T_EXIT)"
+	fi
 	if mounted; then
+		check_invariants
 		fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null
 	fi
 	if [ -n "$DPID" ] && kill -0 "$DPID" 2>/dev/null; then
@@ -170,7 +193,7 @@ finish() {
 	teardown
 }
 
-trap teardown EXIT
+trap 'T_EXIT=$?; teardown' EXIT
 trap 'fail "interrupted"; teardown' INT TERM
 
 # Run a command in a child shell that first moved itself into cgroup $1.

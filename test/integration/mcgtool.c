@@ -35,6 +35,17 @@
  *   mcgtool pollin FILE MS             poll(POLLIN) on a fresh fd: "IN" or "TIMEOUT"
  *   mcgtool threads N SECONDS          N threads besides the main one, their ids on
  *                                      one line ("PID TID..."), then sleep
+ *   mcgtool cats FILE...               each file whole after a "== FILE" line
+ *   mcgtool ctlx FILE BYTES...         as ctl, but each request is BYTES with C escapes
+ *                                      (\n \t \r \0 \\ \xHH) and no newline added
+ *   mcgtool errno writex FILE BYTES... several writes of escaped BYTES on one fd
+ *   mcgtool ioctlcase FILE CASE [HANDLE...]  one malformed or refused batch (see
+ *                                      ioctl_cases[]): "ioctl:ERRNO" when the ioctl
+ *                                      fails whole, else "done=D failed=F ERRNO..."
+ *                                      (each operation's result, OK for 0)
+ *   mcgtool ioctlfree FILE OP [CACHE] HANDLE...  one ioctl per handle (OP kfree,
+ *                                      cache or pages), each result on a line; with
+ *                                      $MCG_GO set, first waits until that file exists
  */
 #include "memcgfs_ctl.h"
 
@@ -202,6 +213,337 @@ static int cmd_ioctl(int argc, char **argv)
 	return 0;
 }
 
+/* C escapes: \n \t \r \0 \\ \xHH; returns the length */
+static size_t unescape(const char *in, char *out)
+{
+	size_t n = 0;
+
+	while (*in) {
+		if (*in != '\\' || !in[1]) {
+			out[n++] = *in++;
+			continue;
+		}
+		in++;
+		switch (*in) {
+		case 'n': out[n++] = '\n'; in++; break;
+		case 't': out[n++] = '\t'; in++; break;
+		case 'r': out[n++] = '\r'; in++; break;
+		case '0': out[n++] = '\0'; in++; break;
+		case 'x': {
+			char hex[3] = { 0 };
+
+			in++;
+			for (int i = 0; i < 2 && *in; i++)
+				hex[i] = *in++;
+			out[n++] = (char)strtoul(hex, NULL, 16);
+			break;
+		}
+		default: out[n++] = *in++; break;
+		}
+	}
+	return n;
+}
+
+static int cmd_ctlx(int argc, char **argv)
+{
+	static char reply[1 << 16];
+	int fd = open(argv[0], O_RDWR);
+
+	if (fd < 0) {
+		printf("open:%s\n", ename(errno));
+		return 0;
+	}
+	for (int i = 1; i < argc; i++) {
+		char *req = malloc(strlen(argv[i]) + 1);
+		size_t len = unescape(argv[i], req);
+		ssize_t w = write(fd, req, len);
+		int err = w < 0 ? errno : 0;
+
+		free(req);
+		if (read_reply(fd, reply, sizeof(reply)) < 0)
+			snprintf(reply, sizeof(reply), "(read: %s)", ename(errno));
+		printf("%s %s\n", err ? ename(err) : "OK", reply);
+	}
+	close(fd);
+	return 0;
+}
+
+/* ---- malformed and refused batches ---- */
+static void batch_init(struct memcgfs_ctl_batch_max *b, unsigned int nr_ops)
+{
+	memset(b, 0, sizeof(*b));
+	b->hdr.version = MEMCGFS_CTL_VERSION;
+	b->hdr.nr_ops = (uint16_t)nr_ops;
+}
+
+/* a NUL-terminated string at a slot */
+static void put_string(struct memcgfs_ctl_batch_max *b, unsigned int slot, const char *s)
+{
+	memcpy(b->u.bytes + slot * 8, s, strlen(s) + 1);
+}
+
+static uint64_t handle_arg(int argc, char **argv, int i)
+{
+	return i < argc ? strtoull(argv[i], NULL, 16) : 0;
+}
+
+/*
+ * Each case fills b (one op unless it says otherwise) and may change the
+ * command; argv holds handles (hex) some cases use.
+ */
+static int ioctl_case(const char *name, struct memcgfs_ctl_batch_max *b, unsigned long *cmd,
+		      int argc, char **argv)
+{
+	struct memcgfs_ctl_op *op = &b->u.ops[0];
+	unsigned int first = MEMCGFS_CTL_FIRST_SLOT(1);
+
+	batch_init(b, 1);
+	*cmd = MEMCGFS_IOC_BATCH_MAX;
+	op->op = MEMCGFS_OP_DRAIN;
+	/* the ioctl fails whole */
+	if (!strcmp(name, "cmd-type"))
+		*cmd = _IOC(_IOC_READ | _IOC_WRITE, 'Z', MEMCGFS_IOC_NR_BATCH, sizeof(*b));
+	else if (!strcmp(name, "cmd-nr"))
+		*cmd = _IOC(_IOC_READ | _IOC_WRITE, MEMCGFS_IOC_MAGIC, 2, sizeof(*b));
+	else if (!strcmp(name, "cmd-write-only"))
+		*cmd = _IOC(_IOC_WRITE, MEMCGFS_IOC_MAGIC, MEMCGFS_IOC_NR_BATCH, sizeof(*b));
+	else if (!strcmp(name, "cmd-read-only"))
+		*cmd = _IOC(_IOC_READ, MEMCGFS_IOC_MAGIC, MEMCGFS_IOC_NR_BATCH, sizeof(*b));
+	else if (!strcmp(name, "cmd-no-dir"))
+		*cmd = _IOC(_IOC_NONE, MEMCGFS_IOC_MAGIC, MEMCGFS_IOC_NR_BATCH, 0);
+	else if (!strcmp(name, "size-small"))
+		*cmd = MEMCGFS_IOC_BATCH(MEMCGFS_CTL_MIN_SIZE - 8);
+	else if (!strcmp(name, "size-odd"))
+		*cmd = MEMCGFS_IOC_BATCH(MEMCGFS_CTL_MIN_SIZE + 4);
+	else if (!strcmp(name, "size-over"))
+		*cmd = MEMCGFS_IOC_BATCH(16383);
+	else if (!strcmp(name, "version-0"))
+		b->hdr.version = 0;
+	else if (!strcmp(name, "version-2"))
+		b->hdr.version = 2;
+	else if (!strcmp(name, "hdr-flags"))
+		b->hdr.flags = 1;
+	else if (!strcmp(name, "hdr-reserved"))
+		b->hdr.reserved = 1;
+	else if (!strcmp(name, "nr-ops-0"))
+		b->hdr.nr_ops = 0;
+	else if (!strcmp(name, "nr-ops-past-size")) {
+		b->hdr.nr_ops = 3;	/* a batch_one holds 2 operations at most */
+		*cmd = MEMCGFS_IOC_BATCH(MEMCGFS_CTL_BATCH_SIZE(1, 4));
+	} else if (!strcmp(name, "nr-ops-max"))
+		b->hdr.nr_ops = 65535;
+	/* one operation fails */
+	else if (!strcmp(name, "op-0"))
+		op->op = 0;
+	else if (!strcmp(name, "op-unknown"))
+		op->op = 99;
+	else if (!strcmp(name, "opflags")) {
+		op->opflags = 0x80;
+	} else if (!strcmp(name, "kmalloc-size-0")) {
+		op->op = MEMCGFS_OP_KMALLOC;
+		op->slot = (uint16_t)first;
+	} else if (!strcmp(name, "kmalloc-size-huge") || !strcmp(name, "kmalloc-size-max") ||
+		   !strcmp(name, "kmalloc-size-over")) {
+		op->op = MEMCGFS_OP_KMALLOC;
+		op->slot = (uint16_t)first;
+		op->size = name[13] == 'h' ? UINT64_MAX : name[13] == 'm' ? (1ull << 32) + 64 :
+			   (4u << 20) + 1;
+	} else if (!strcmp(name, "kmalloc-count-1025")) {
+		op->op = MEMCGFS_OP_KMALLOC;
+		op->size = 8;
+		op->count = 1025;
+		op->slot = (uint16_t)first;
+	} else if (!strcmp(name, "kmalloc-count-past-end")) {
+		op->op = MEMCGFS_OP_KMALLOC;
+		op->size = 8;
+		op->count = (uint16_t)(MEMCGFS_CTL_MAX_WORDS - first + 1);
+		op->slot = (uint16_t)first;
+	} else if (!strcmp(name, "kmalloc-slot-on-ops")) {
+		op->op = MEMCGFS_OP_KMALLOC;
+		op->size = 8;
+		op->slot = 0;
+	} else if (!strcmp(name, "kmalloc-slot-past-end")) {
+		op->op = MEMCGFS_OP_KMALLOC;
+		op->size = 8;
+		op->slot = (uint16_t)MEMCGFS_CTL_MAX_WORDS;
+	} else if (!strcmp(name, "kmalloc-gfp")) {
+		op->op = MEMCGFS_OP_KMALLOC;
+		op->size = 8;
+		op->slot = (uint16_t)first;
+		op->flags = 0x80000000u;
+	} else if (!strcmp(name, "kmalloc-site-unterminated") || !strcmp(name, "kmalloc-site-space") ||
+		   !strcmp(name, "kmalloc-site-empty") || !strcmp(name, "kmalloc-site-8bit")) {
+		op->op = MEMCGFS_OP_KMALLOC;
+		op->size = 8;
+		op->slot = (uint16_t)first;
+		op->opflags = MEMCGFS_OPF_SITE;
+		op->site = (uint16_t)(first + 1);
+		if (name[13] == 'u')
+			memset(b->u.bytes + (first + 1) * 8, 'a', MEMCGFS_CTL_SITE_MAX);
+		else
+			put_string(b, first + 1, name[13] == 's' ? "a b" : name[13] == 'e' ? "" :
+				   "caf\xc3\xa9");
+	} else if (!strcmp(name, "pages-type")) {
+		op->op = MEMCGFS_OP_ALLOC_PAGES;
+		op->type = 8;
+		op->slot = (uint16_t)first;
+	} else if (!strcmp(name, "pages-order")) {
+		op->op = MEMCGFS_OP_ALLOC_PAGES;
+		op->type = MEMCGFS_PAGE_FILE;
+		op->order = 11;
+		op->slot = (uint16_t)first;
+	} else if (!strcmp(name, "kfree-count-0")) {
+		op->op = MEMCGFS_OP_KFREE;
+		op->slot = (uint16_t)first;
+	} else if (!strcmp(name, "kfree-count-1025")) {
+		op->op = MEMCGFS_OP_KFREE;
+		op->count = 1025;
+		op->slot = (uint16_t)first;
+	} else if (!strcmp(name, "kfree") || !strcmp(name, "free-pages") ||
+		   !strcmp(name, "cache-free")) {
+		/* the handles of argv (after the cache's name), in one operation */
+		op->op = name[0] == 'k' ? MEMCGFS_OP_KFREE : name[0] == 'f' ? MEMCGFS_OP_FREE_PAGES :
+			 MEMCGFS_OP_KMEM_CACHE_FREE;
+		if (op->op == MEMCGFS_OP_KMEM_CACHE_FREE) {
+			if (argc < 1 || strlen(argv[0]) >= 64)
+				return -1;
+			op->name = (uint16_t)first;
+			put_string(b, first, argv[0]);
+			argv++;
+			argc--;
+		}
+		if (argc > 64)
+			return -1;
+		op->count = (uint16_t)argc;
+		op->slot = (uint16_t)(first + 8);
+		for (int i = 0; i < argc; i++)
+			b->u.slots[first + 8 + i] = handle_arg(argc, argv, i);
+	} else if (!strncmp(name, "create-", 7)) {
+		op->op = MEMCGFS_OP_KMEM_CACHE_CREATE;
+		op->name = (uint16_t)first;
+		op->size = 64;
+		put_string(b, first, argc > 0 ? argv[0] : "badinput_x");
+		if (!strcmp(name, "create-size-0"))
+			op->size = 0;
+		else if (!strcmp(name, "create-size-huge"))
+			op->size = UINT64_MAX;
+		else if (!strcmp(name, "create-align"))
+			op->align = 3;
+		else if (!strcmp(name, "create-flags"))
+			op->flags = 0x80000000u;
+		else if (!strcmp(name, "create-name-empty"))
+			put_string(b, first, "");
+		else if (!strcmp(name, "create-name-space"))
+			put_string(b, first, "bad name");
+		else if (!strcmp(name, "create-name-long"))
+			memset(b->u.bytes + first * 8, 'n', MEMCGFS_CTL_NAME_MAX);
+		else if (!strcmp(name, "create-name-slot"))
+			op->name = 0;
+		else if (!strcmp(name, "create-info-past-end")) {
+			op->count = 2;
+			op->slot = (uint16_t)(MEMCGFS_CTL_MAX_WORDS - 1);
+		} else if (strcmp(name, "create-exists"))
+			return -1;
+	} else if (!strncmp(name, "cache-alloc", 11) || !strcmp(name, "destroy")) {
+		op->op = name[0] == 'd' ? MEMCGFS_OP_KMEM_CACHE_DESTROY : MEMCGFS_OP_KMEM_CACHE_ALLOC;
+		op->name = (uint16_t)first;
+		op->slot = (uint16_t)(first + 8);
+		put_string(b, first, argc > 0 ? argv[0] : "nosuch");
+	} else if (!strcmp(name, "whoami-count-0")) {
+		op->op = MEMCGFS_OP_WHOAMI;
+		op->slot = (uint16_t)first;
+	} else if (!strcmp(name, "whoami-no-room")) {
+		op->op = MEMCGFS_OP_WHOAMI;
+		op->count = 1;
+		op->slot = (uint16_t)first;
+	} else if (!strcmp(name, "two-bad-one-good")) {
+		/* kmalloc size 0, a drain, kfree of a stale handle: 1 done, 2 failed */
+		batch_init(b, 3);
+		b->u.ops[0].op = MEMCGFS_OP_KMALLOC;
+		b->u.ops[0].slot = (uint16_t)MEMCGFS_CTL_FIRST_SLOT(3);
+		b->u.ops[1].op = MEMCGFS_OP_DRAIN;
+		b->u.ops[2].op = MEMCGFS_OP_KFREE;
+		b->u.ops[2].count = 1;
+		b->u.ops[2].slot = (uint16_t)MEMCGFS_CTL_FIRST_SLOT(3);
+		b->u.slots[MEMCGFS_CTL_FIRST_SLOT(3)] = handle_arg(argc, argv, 0);
+	} else {
+		return -1;
+	}
+	return 0;
+}
+
+static int cmd_ioctlcase(int argc, char **argv)
+{
+	static struct memcgfs_ctl_batch_max b;
+	unsigned long cmd;
+	int fd = open(argv[0], O_RDWR);
+
+	if (fd < 0) {
+		printf("open:%s\n", ename(errno));
+		return 0;
+	}
+	if (ioctl_case(argv[1], &b, &cmd, argc - 2, argv + 2))
+		return usage();
+	if (ioctl(fd, cmd, &b) < 0) {
+		printf("ioctl:%s\n", ename(errno));
+		close(fd);
+		return 0;
+	}
+	printf("done=%u failed=%u", b.hdr.nr_done, b.hdr.nr_failed);
+	for (unsigned int i = 0; i < b.hdr.nr_ops && i < 8; i++)
+		printf(" %s", b.u.ops[i].error ? ename(-b.u.ops[i].error) : "OK");
+	printf("\n");
+	close(fd);
+	return 0;
+}
+
+/* One ioctl per handle, from a start line ($MCG_GO) on: for racing frees. */
+static int cmd_ioctlfree(int argc, char **argv)
+{
+	const char *go = getenv("MCG_GO");
+	int fd = open(argv[0], O_RDWR), i = 2;
+	struct memcgfs_ctl_batch_one b;
+	const char *cache = NULL;
+	uint8_t opc;
+
+	if (fd < 0) {
+		printf("open:%s\n", ename(errno));
+		return 0;
+	}
+	if (!strcmp(argv[1], "kfree"))
+		opc = MEMCGFS_OP_KFREE;
+	else if (!strcmp(argv[1], "pages"))
+		opc = MEMCGFS_OP_FREE_PAGES;
+	else if (!strcmp(argv[1], "cache") && argc > 2) {
+		opc = MEMCGFS_OP_KMEM_CACHE_FREE;
+		cache = argv[i++];
+		if (strlen(cache) > 23)
+			return usage();
+	} else
+		return usage();
+	while (go && access(go, F_OK))
+		usleep(200);
+	for (; i < argc; i++) {
+		memset(&b, 0, sizeof(b));
+		b.hdr.version = MEMCGFS_CTL_VERSION;
+		b.hdr.nr_ops = 1;
+		b.u.ops[0].op = opc;
+		b.u.ops[0].count = 1;
+		b.u.ops[0].slot = MEMCGFS_CTL_FIRST_SLOT(1);
+		b.u.slots[MEMCGFS_CTL_FIRST_SLOT(1)] = strtoull(argv[i], NULL, 16);
+		if (cache) {
+			b.u.ops[0].name = MEMCGFS_CTL_FIRST_SLOT(1) + 1;
+			memcpy(&b.u.slots[MEMCGFS_CTL_FIRST_SLOT(1) + 1], cache, strlen(cache) + 1);
+		}
+		if (ioctl(fd, MEMCGFS_IOC_BATCH_ONE, &b) < 0)
+			printf("%s ioctl:%s\n", argv[i], ename(errno));
+		else
+			printf("%s %s\n", argv[i], b.u.ops[0].error ? ename(-b.u.ops[0].error) : "OK");
+	}
+	close(fd);
+	return 0;
+}
+
 static int cmd_ioctlkmalloc(int argc, char **argv)
 {
 	struct memcgfs_ctl_batch_max b;
@@ -271,6 +613,26 @@ static int cmd_errno(int argc, char **argv)
 		close(fd);
 		return 0;
 	}
+	if (!strcmp(op, "writex")) {
+		fd = open_err(argv[1], O_WRONLY);
+		if (fd < 0)
+			return 0;
+		for (int i = 2; i < argc; i++) {
+			char *data = malloc(strlen(argv[i]) + 1);
+			size_t len = unescape(argv[i], data);
+			ssize_t w = write(fd, data, len);
+
+			if (w < 0)
+				printf("%s\n", ename(errno));
+			else if ((size_t)w != len)
+				printf("SHORT %zd\n", w);
+			else
+				printf("OK\n");
+			free(data);
+		}
+		close(fd);
+		return 0;
+	}
 	if (!strcmp(op, "read")) {
 		char buf[65536];
 
@@ -325,6 +687,29 @@ static int cmd_cat(int argc, char **argv)
 		printf("read:%s\n", ename(errno));
 	close(fd);
 	free(buf);
+	return 0;
+}
+
+static int cmd_cats(int argc, char **argv)
+{
+	static char buf[1 << 16];
+
+	for (int i = 0; i < argc; i++) {
+		int fd = open(argv[i], O_RDONLY);
+		ssize_t n;
+
+		printf("== %s\n", argv[i]);
+		if (fd < 0) {
+			printf("open:%s\n", ename(errno));
+			continue;
+		}
+		fflush(stdout);
+		while ((n = read(fd, buf, sizeof(buf))) > 0)
+			fwrite(buf, 1, (size_t)n, stdout);
+		if (n < 0)
+			printf("read:%s\n", ename(errno));
+		close(fd);
+	}
 	return 0;
 }
 
@@ -589,6 +974,8 @@ int main(int argc, char **argv)
 		{ "readwait", cmd_readwait, 1 }, { "psipoll", cmd_psipoll, 3 },
 		{ "readnb", cmd_readnb, 1 }, { "pollin", cmd_pollin, 1 },
 		{ "threads", cmd_threads, 1 },
+		{ "ctlx", cmd_ctlx, 1 }, { "cats", cmd_cats, 1 }, { "ioctlcase", cmd_ioctlcase, 2 },
+		{ "ioctlfree", cmd_ioctlfree, 3 },
 	};
 
 	setvbuf(stdout, NULL, _IOLBF, 0);

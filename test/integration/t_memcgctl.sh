@@ -42,7 +42,7 @@ for l in sys.stdin: json.loads(l)' 2>/dev/null
 # ---- the command line ----
 mc --help
 eq "--help: exit 0" 0 "$ST"
-for c in kmalloc kfree kmem-cache alloc-pages free-pages drain whoami run tree stat top trace; do
+for c in kmalloc kfree kmem-cache alloc-pages free-pages drain whoami check run tree stat top trace; do
 	match "--help lists $c" "^  $c" "$OUT"
 done
 mc
@@ -53,7 +53,7 @@ eq "an unknown command: exit 2" 2 "$ST"
 match "... names it" "unknown command 'frobnicate'" "$ERR"
 mc --version
 match "--version" "^memcgctl [0-9]" "$OUT"
-for c in kmalloc kfree "kmem-cache" alloc-pages free-pages drain whoami run tree stat top trace; do
+for c in kmalloc kfree "kmem-cache" alloc-pages free-pages drain whoami check run tree stat top trace; do
 	mc $c --help
 	eq "$c --help: exit 0" 0 "$ST"
 	match "$c --help: its usage" "^Usage: memcgctl $c" "$OUT"
@@ -80,6 +80,24 @@ eq "... says why" "memcgctl: $MNT/nosuch: no such cgroup (ENOENT)" "$ERR"
 mc whoami -g a
 eq "-g of a cgroup with controllers enabled for children: exit 1" 1 "$ST"
 match "... EBUSY, as the kernel's no-internal-process rule" "^memcgctl: $MNT/a: cannot move pid [0-9]+ there: .* \(EBUSY\)$" "$ERR"
+
+# ---- check ----
+"$MC" drain
+mc check
+eq "check on a quiet mount: ok, exit 0" "0:ok" "$ST:$OUT"
+mc check --json
+eq "check --json" '0:{"ok":true,"result":"ok"}' "$ST:$OUT"
+ok "... valid JSON" json_ok "$OUT"
+mc check extra
+eq "check takes no argument: exit 2" 2 "$ST"
+NOBODY_MC=$(command -v setpriv >/dev/null && echo "setpriv --reuid=65534 --regid=65534 --clear-groups")
+if [ -n "$NOBODY_MC" ]; then
+	OUT=$($NOBODY_MC "$MC" check 2>"$TMP/mc.err"); ST=$?
+	eq "check as a user: exit 1" 1 "$ST"
+	match "... memcgfs.check is root's (EACCES)" "memcgfs.check: cannot read: .*\(root only\) \(EACCES\)$" "$(cat "$TMP/mc.err")"
+fi
+mc -m /proc check
+eq "check of something else: exit 1" 1 "$ST"
 
 # ---- kmalloc, kfree ----
 "$MC" drain
@@ -367,6 +385,7 @@ if [ -f "$COMPLETION" ]; then
 			COMP_POINT=${#COMP_LINE}; _memcgctl; printf "%s\n" "${COMPREPLY[@]}"' _ "$COMPLETION" "$@" | sort | tr '\n' ' '
 	}
 	eq "completion: subcommands" "kfree kmalloc kmem-cache " "$(complete_words memcgctl k)"
+	eq "completion: check" "check " "$(complete_words memcgctl ch)"
 	eq "completion: kmem-cache actions" "create " "$(complete_words memcgctl kmem-cache cr)"
 	eq "completion: gfp flags" "GFP_KERNEL GFP_KERNEL_ACCOUNT " "$(complete_words memcgctl kmalloc 64 GFP_KER)"
 	eq "completion: page types" "kernel_stack " "$(complete_words memcgctl alloc-pages ker)"

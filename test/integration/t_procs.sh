@@ -153,6 +153,7 @@ kill "$P3"; wait "$P3" 2>/dev/null
 spawn_in a/b sleep 60; K1=$SPAWNED
 spawn_in a sleep 60; K2=$SPAWNED
 wait_for "two processes in a's subtree" listed a/b "$K1"
+wait_for "... the second one too" listed a "$K2"
 eq "cgroup.kill" "OK" "$(mcg errno write "$MNT/a/cgroup.kill" 1)"
 wait "$K1" 2>/dev/null; s1=$?
 wait "$K2" 2>/dev/null; s2=$?

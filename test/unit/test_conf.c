@@ -181,7 +181,12 @@ static void test_oom_kill_signal(void **state)
 	assert_int_equal(conf_signal("65"), -EINVAL);
 	assert_int_equal(conf_signal("9x"), -EINVAL);
 	conf_defaults(&c);
-	assert_int_equal(conf_set(&c, "memcg.oom_kill_signal", "SIGBOGUS", NULL, 0), 0);
+	/* conf_set() refuses it at once; a field written directly, conf_validate() */
+	assert_int_equal(conf_set(&c, "memcg.oom_kill_signal", "SIGBOGUS", err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "memcg.oom_kill_signal"));
+	assert_string_equal(c.memcg.oom_kill_signal, "none");
+	strcpy(c.memcg.oom_kill_signal, "SIGBOGUS");
 	assert_int_equal(conf_validate(&c, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "memcg.oom_kill_signal"));
 	/* the blanks around a value are not part of it, as a file's load
@@ -941,6 +946,72 @@ static void test_format_round_trip(void **state)
 	round_trip(t, &c);
 }
 
+/*
+ * A string value set at runtime must round-trip through a file: the bytes
+ * inih treats as comment or syntax (';', '#', '[', ']', '=', a newline),
+ * other control bytes, non-ASCII bytes and a value outside the key's own
+ * grammar are -EINVAL, and the configuration is unchanged.
+ */
+static void test_string_values(void **state)
+{
+	static const char *const skeys[] = {
+		"memcg.oom_kill_signal", "fs.ctl_mode", "fs.root_subtree_control",
+	};
+	static const char *const bad[] = {
+		"SIGKILL;x", "SIGKILL ;x", ";", "#x", "SIGKILL #x", "[fs]", "a]", "a=b",
+		"SIG\nKILL", "0600\n[fs]", "x\ty", "x\ry", "\x7f", "\xc3\xa9", "\xff",
+	};
+	static const struct {
+		const char *key, *value;
+	} wrong[] = {
+		{ "oom_kill_signal", "" }, { "oom_kill_signal", "SIGBOGUS" },
+		{ "oom_kill_signal", "65" }, { "oom_kill_signal", "0" },
+		{ "ctl_mode", "" }, { "ctl_mode", "0800" }, { "ctl_mode", "1000" },
+		{ "ctl_mode", "rw" }, { "ctl_mode", "0x1ff" }, { "ctl_mode", "-1" },
+		{ "root_subtree_control", "cpu" }, { "root_subtree_control", "+memory" },
+		{ "root_subtree_control", "memory cpu" },
+	};
+	struct tmp *t = *state;
+	struct memcgfs_config c, before;
+	char err[256];
+
+	other_config(&c);
+	before = c;
+	for (size_t k = 0; k < sizeof(skeys) / sizeof(skeys[0]); k++) {
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			err[0] = '\0';
+			assert_int_equal(conf_set(&c, skeys[k], bad[i], err, sizeof(err)), -EINVAL);
+			assert_non_null(strstr(err, skeys[k]));
+			assert_memory_equal(&c, &before, sizeof(c));
+		}
+	}
+	for (size_t i = 0; i < sizeof(wrong) / sizeof(wrong[0]); i++) {
+		err[0] = '\0';
+		assert_int_equal(conf_set(&c, wrong[i].key, wrong[i].value, err, sizeof(err)),
+				 -EINVAL);
+		assert_non_null(strstr(err, wrong[i].key));
+		assert_memory_equal(&c, &before, sizeof(c));
+	}
+	/* blanks around a value are not part of it (a file's load strips them) */
+	assert_int_equal(conf_set(&c, "oom_kill_signal", "\tSIGKILL\r", err, sizeof(err)), 0);
+	assert_string_equal(c.memcg.oom_kill_signal, "SIGKILL");
+	/* the values each key does take still do, and round-trip */
+	assert_int_equal(conf_set(&c, "oom_kill_signal", "15", err, sizeof(err)), 0);
+	round_trip(t, &c);
+	assert_int_equal(conf_set(&c, "oom_kill_signal", "SIGUSR1", err, sizeof(err)), 0);
+	assert_int_equal(conf_set(&c, "ctl_mode", "0777", err, sizeof(err)), 0);
+	assert_int_equal(conf_set(&c, "root_subtree_control", "memory", err, sizeof(err)), 0);
+	round_trip(t, &c);
+	assert_int_equal(conf_set(&c, "ctl_mode", "0", err, sizeof(err)), 0);
+	assert_int_equal(conf_set(&c, "root_subtree_control", " ", err, sizeof(err)), 0);
+	assert_string_equal(c.fs.root_subtree_control, "");
+	round_trip(t, &c);
+	/* and a file cannot smuggle them in either */
+	assert_int_equal(conf_load(&c, tmp_file(t, "bad.ini", "[fs]\nctl_mode = 0600=1\n"), err,
+				   sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "bad.ini:2: fs.ctl_mode"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -968,6 +1039,7 @@ int main(void)
 		cmocka_unit_test(test_format),
 		cmocka_unit_test_setup_teardown(test_format_round_trip,
 						tmp_setup, tmp_teardown),
+		cmocka_unit_test_setup_teardown(test_string_values, tmp_setup, tmp_teardown),
 	};
 
 	return cmocka_run_group_tests_name("conf", tests, NULL, NULL);
