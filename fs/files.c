@@ -11,6 +11,7 @@
  * (write); they return 0 or a negative errno, as kernfs handlers do.
  */
 #include "internal.h"
+#include "fault.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -334,6 +335,45 @@ static int cpu_stat_local_show(struct fs_handle *h, struct strbuf *sb)
 	return 0;
 }
 
+/* ---- memcgfs.fault (root only): fault injection on a live mount ---- */
+static int memcgfs_fault_show(struct fs_handle *h, struct strbuf *sb)
+{
+	char buf[1024];
+
+	(void)h;
+	if (fault_format(buf, sizeof(buf)) >= sizeof(buf))
+		return -EOVERFLOW;
+	return sb_printf(sb, "%s", buf);
+}
+
+/*
+ * "sites=slab,charge nth=100 times=1 ..." arms (a whole specification: the
+ * keys not given take the kernel's defaults, times 1); "off" disarms.  The
+ * daemon's threads are no tasks of a client, so task_filter=1, which would
+ * fail nothing, is refused with the rest of the bad input (EINVAL).
+ */
+static int memcgfs_fault_write(struct fs_handle *h, const struct fs_caller *who, char *buf,
+			       size_t len)
+{
+	struct fault_attr a = { .nth = 1, .probability = 100, .times = 1 };
+	int r;
+
+	(void)h;
+	(void)who;
+	if (!fault_supported())
+		return -EOPNOTSUPP;
+	r = fault_parse(buf, len, &a);
+	if (r < 0)
+		return r;
+	if (r == 1) {
+		fault_disarm();
+		return 0;
+	}
+	if (!a.sites || a.task_filter)
+		return -EINVAL;
+	return fault_arm(&a);
+}
+
 /* ---- the table ---- */
 #define ALL	(FF_ROOT | FF_CHILD)
 #define CORE(n, fl, m, nf, sh, wr) \
@@ -379,6 +419,8 @@ static const struct fs_file root_files[] = {
 	/* root only: a read locks the whole machine for a moment */
 	{ .name = "memcgfs.check", .type = FT_CHECK, .flags = FF_ROOT, .mode = 0400,
 	  .notify = -1 },
+	/* root only; in a build with fault injection (-Dfault_injection) */
+	CORE("memcgfs.fault", FF_ROOT, 0600, -1, memcgfs_fault_show, memcgfs_fault_write),
 };
 
 static int memory_notify_index(const char *name)
@@ -432,6 +474,8 @@ int fs_files_init(void)
 		fs_nr_files = n;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(root_files); i++) {
+		if (root_files[i].write == memcgfs_fault_write && !fault_supported())
+			continue;
 		if (n >= FS_MAX_FILES)
 			return -E2BIG;
 		fs_files[n++] = root_files[i];

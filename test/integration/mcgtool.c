@@ -98,10 +98,14 @@ static void run(const char *cmd)
 static ssize_t read_reply(int fd, char *buf, size_t len)
 {
 	size_t n = 0;
+	int tries = 0;
 
 	while (n + 1 < len) {
 		ssize_t r = read(fd, buf + n, len - 1 - n);
 
+		/* a read the daemon could not allocate for consumed nothing (t_fault) */
+		if (r < 0 && errno == ENOMEM && ++tries < 100)
+			continue;
 		if (r < 0)
 			return -1;
 		if (!r)

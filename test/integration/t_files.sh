@@ -23,6 +23,7 @@ ROOT_FILES='444 cgroup.controllers
 644 io.pressure
 400 memcgfs.check
 666 memcgfs.ctl
+600 memcgfs.fault
 444 memory.numa_stat
 644 memory.pressure
 200 memory.reclaim
