@@ -291,8 +291,7 @@ bool memcg_lru_del_unless_isolated(struct mem_cgroup *memcg, struct page *page);
 #define SWAP_CLUSTER_MAX	32u
 #define PAGE_ALLOC_COSTLY_ORDER	3
 void memcg_free_page_reclaimed(struct page *page);
-size_t memcg_task_take_owned(struct memcg_task *t, struct page ***out);
-void memcg_free_taken(struct page **pages, size_t n);
+void memcg_task_free_owned(struct memcg_task *t);
 bool mem_cgroup_oom(struct mem_cgroup *memcg, gfp_t gfp, unsigned int order, uint64_t round);
 uint64_t memcg_oom_new_round(void);
 void memcg_charge_over_high(struct mem_cgroup *memcg, unsigned int batch, gfp_t gfp);

@@ -934,47 +934,40 @@ void memcg_free_page_reclaimed(struct page *page)
 	memcg_free_page(page);
 }
 
-/* Take every page a task owns (its exit, its OOM kill); owned_lock inside. */
-size_t memcg_task_take_owned(struct memcg_task *t, struct page ***out)
+/*
+ * Free every page a task owns (its exit, its OOM kill): taken off the task
+ * under owned_lock a batch at a time, freed outside it (their handles go
+ * stale first).  No allocation here: a task that leaves must lose its pages
+ * even when memory is short, or they would point to a freed task.
+ */
+void memcg_task_free_owned(struct memcg_task *t)
 {
-	struct page **v;
+	struct page *batch[64];
 	size_t n;
 
-	pthread_mutex_lock(&owned_lock);
-	n = t->nr_owned;
-	v = n ? malloc(n * sizeof(*v)) : NULL;
-	if (!v)
-		n = 0;
-	for (size_t i = 0; i < n; i++) {
-		struct page *page = t->owned[t->nr_owned - 1];
+	do {
+		pthread_mutex_lock(&owned_lock);
+		for (n = 0; n < sizeof(batch) / sizeof(batch[0]) && t->nr_owned; n++) {
+			struct page *page = t->owned[t->nr_owned - 1];
 
-		if (page_lru(page) != PAGE_LRU_NONE)
-			memcg_lru_del((struct mem_cgroup *)page->memcg_data, page);
-		task_disown_page(page);
-		page->flags |= PAGE_FLAG_GONE;
-		v[i] = page;
-	}
-	pthread_mutex_unlock(&owned_lock);
-	*out = v;
-	return n;
-}
-
-/* Free what memcg_task_take_owned() took: the handles go stale first. */
-void memcg_free_taken(struct page **pages, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (free_notify_fn)
-			free_notify_fn(page_address(pages[i]));
-		memcg_free_page(pages[i]);
-	}
-	free(pages);
+			if (page_lru(page) != PAGE_LRU_NONE)
+				memcg_lru_del((struct mem_cgroup *)page->memcg_data, page);
+			task_disown_page(page);
+			page->flags |= PAGE_FLAG_GONE;
+			batch[n] = page;
+		}
+		pthread_mutex_unlock(&owned_lock);
+		for (size_t i = 0; i < n; i++) {
+			if (free_notify_fn)
+				free_notify_fn(page_address(batch[i]));
+			memcg_free_page(batch[i]);
+		}
+	} while (n);
 }
 
 void memcg_task_exit(struct memcg_task *t)
 {
 	struct obj_cgroup *objcg;
-	struct page **pages;
-	size_t n;
 
 	pthread_mutex_lock(&tasks_lock);
 	if (t->tprev)
@@ -991,8 +984,7 @@ void memcg_task_exit(struct memcg_task *t)
 	pthread_mutex_lock(&owned_lock);
 	t->exited = true;
 	pthread_mutex_unlock(&owned_lock);
-	n = memcg_task_take_owned(t, &pages);
-	memcg_free_taken(pages, n);
+	memcg_task_free_owned(t);
 	objcg = (struct obj_cgroup *)(atomic_exchange(&t->objcg, 0) & ~CURRENT_OBJCG_UPDATE_FLAG);
 	if (objcg)
 		obj_cgroup_put(objcg);

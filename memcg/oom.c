@@ -88,13 +88,10 @@ static int task_adj(struct memcg_task *t)
 void memcg_oom_kill_task(struct memcg_task *t)
 {
 	struct mem_cgroup *memcg = t->memcg;
-	struct page **pages;
-	size_t n;
 
 	css_get(memcg);
 	WRITE_ONCE(t->oom_killed, true);
-	n = memcg_task_take_owned(t, &pages);
-	memcg_free_taken(pages, n);
+	memcg_task_free_owned(t);
 	memcg_memory_event(memcg, MEMCG_OOM_KILL);
 	if (memcg_cfg.oom_kill_signal > 0 && t->pid > 0)
 		kill(t->pid, memcg_cfg.oom_kill_signal);

@@ -165,11 +165,9 @@ static void scenario(void *arg)
 			step("migrate to /a", err, may_busy);
 		}
 	}
-	in_scope(false);
-	/* the task exits: the cgroup's memcg may go offline */
+	/* the task exits (its anon pages go with it): the memcg may go offline */
 	if (t)
 		memcg_task_exit(t);
-	in_scope(true);
 	if (a)
 		step("-memory in /a", subtree_control(a, "-memory"), may_busy);
 	in_scope(false);
