@@ -379,6 +379,9 @@ static const struct fs_file root_files[] = {
 	/* root only: a read locks the whole machine for a moment */
 	{ .name = "memcgfs.check", .type = FT_CHECK, .flags = FF_ROOT, .mode = 0400,
 	  .notify = -1 },
+	/* the arena's pages (alloc_stats); root's write of "shrink" empties the caches */
+	{ .name = "memcgfs.arena", .type = FT_ARENA, .flags = FF_ROOT, .mode = 0644,
+	  .notify = -1 },
 };
 
 static int memory_notify_index(const char *name)
