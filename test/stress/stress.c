@@ -679,6 +679,17 @@ static struct {
 } st;
 static char first_busy_mismatch[256];
 static uint64_t ctl_errs[EHWPOISON + 1];	/* the controller's failed writes */
+static const char *slowest_what = "nothing";
+static double slowest;
+
+/* the controller's slowest step, for the summary (no timing is asserted) */
+static void slow(const char *what, double t0, double t1)
+{
+	if (t1 - t0 > slowest) {
+		slowest = t1 - t0;
+		slowest_what = what;
+	}
+}
 
 static void ctl_err(int err)
 {
@@ -929,8 +940,10 @@ static void sync_exits(void)
 static void quiet_check(const char *why)
 {
 	char msg[512];
+	double t0 = now_s();
 
 	stop_all();
+	slow("stopping every client", t0, now_s());
 	sync_exits();
 	st.quiet_points++;
 	if (check(msg, sizeof(msg))) {
@@ -1207,6 +1220,9 @@ static void warm_up(void)
 	char p[512], name[64];
 	struct figures *a = calloc(2, sizeof(*a));
 
+	/* the cpu slabs to the partial lists, where the next allocation takes them */
+	if (put("", "memcgfs.arena", "shrink"))
+		fprintf(stderr, "stress: warm-up: shrink: %s\n", strerror(errno));
 	path_of(p, sizeof(p), "stress-warmup", NULL);
 	if (!a || mkdir(p, 0755) || put("stress-warmup", "cgroup.subtree_control", "+memory")) {
 		fprintf(stderr, "stress: warm-up: %s\n", strerror(errno));
@@ -1321,13 +1337,16 @@ int main(int argc, char **argv)
 	while (now_s() < t_end) {
 		uint32_t r = rndn(100);
 
+		double a0;
+
 		reap(true);
+		a0 = now_s();
 		if (r < 35)
-			do_tree();
+			slow("mkdir/rmdir", a0, (do_tree(), now_s()));
 		else if (r < 65)
-			do_limit();
+			slow("a limit write", a0, (do_limit(), now_s()));
 		else if (r < 75)
-			do_reclaim();
+			slow("memory.reclaim", a0, (do_reclaim(), now_s()));
 		else if (r < 85)
 			do_kill();
 		usleep(5000 + rndn(20000));
@@ -1462,6 +1481,7 @@ int main(int argc, char **argv)
 	       ", killed by the OOM killer %" PRIu64 ", respawned %" PRIu64
 	       ", replies recovered from sessions %" PRIu64 "\n",
 	       st.sigkills, st.killed_mid_request, st.oom_deaths, st.respawns, st.recovered);
+	printf("stress: the controller's slowest step: %s, %.2f s\n", slowest_what, slowest);
 	printf("stress: memory.events of /stress: oom %lld oom_kill %lld oom_group_kill %lld\n",
 	       oom_ev, oom_kill, oom_group_kill);
 	printf("stress: at the end %" PRIu64 " handles freed, %" PRIu64 " stale\n", freed_end,
