@@ -68,6 +68,15 @@
 #define REPLY_MAX	2048
 #define BATCH_OPS	24
 #define MAX_PER_REQ	16
+/*
+ * Reclaimable objects a client holds at most.  memcgfs's shrinker counts
+ * by walking every reclaimable handle, under the handle table's lock, for
+ * each memcg at each priority of each reclaim pass (fs/ctl_handles.c says
+ * so): with thousands of them, charges at a limit take seconds and every
+ * other request waits (the stress test measured mkdir stalls of minutes).
+ * A few hundred keep reclaim busy without that.
+ */
+#define RECL_MAX	48
 #define WHOAMI_SLOTS	6		/* the reply and a path of up to 39 bytes */
 
 enum { K_OBJ = 1, K_PAGE = 2 };
@@ -78,26 +87,31 @@ struct hent {
 	uint32_t bytes;
 	uint8_t kind;
 	int8_t cache;		/* -1: a kmalloc object */
+	uint8_t recl;		/* reclaimable: reclaim may free it */
 };
 
 struct slot {
 	pid_t pid;		/* the client now (controller's) */
 	int fd;			/* memcgfs.ctl, opened by the controller */
 	unsigned int gen;
-	bool killed;		/* the controller sent SIGKILL */
+	bool killed;		/* the controller sent SIGKILL (or wrote cgroup.kill) */
+	volatile int cg;	/* the client's cgroup: index in nodes[], -1 the root */
 	/* the request in flight */
 	volatile int pending;
-	int pend_kind, pend_cache;
+	int pend_kind, pend_cache, pend_recl;
 	uint32_t pend_bytes;
 	char reply[REPLY_MAX];
 	struct memcgfs_ctl_batch_max batch;
 	int8_t bcache[BATCH_OPS];
+	uint8_t brecl[BATCH_OPS];
 	uint32_t bbytes[BATCH_OPS];
 	/* what the slot holds */
 	uint32_t nh;
 	uint64_t held_bytes;
 	struct hent h[MAXH];
 	uint8_t cstate[NCACHE];	/* 1: may exist */
+	uint8_t crecl[NCACHE];	/* SLAB_RECLAIM_ACCOUNT */
+	uint32_t nrecl;		/* reclaimable handles held */
 	/* counters */
 	uint64_t requests, ops, migrations, mig_fail, enomem, errors, stale, beat;
 	uint32_t errs[EHWPOISON + 1];	/* failed requests and operations by errno */
@@ -224,7 +238,7 @@ static long long keyval(const char *text, const char *key)
 }
 
 /* ---- the client's handle table (also run by the controller on a dead client's slot) ---- */
-static void hold(struct slot *s, uint64_t tok, int kind, int cache, uint32_t bytes)
+static void hold(struct slot *s, uint64_t tok, int kind, int cache, uint32_t bytes, int recl)
 {
 	if (!tok)
 		return;
@@ -234,8 +248,9 @@ static void hold(struct slot *s, uint64_t tok, int kind, int cache, uint32_t byt
 		return;
 	}
 	s->h[s->nh] = (struct hent){ .tok = tok, .kind = (uint8_t)kind, .cache = (int8_t)cache,
-				     .bytes = bytes };
+				     .bytes = bytes, .recl = (uint8_t)recl };
 	s->nh++;
+	s->nrecl += recl != 0;
 	s->held_bytes += bytes;
 }
 
@@ -243,6 +258,8 @@ static void unhold(struct slot *s, uint32_t i)
 {
 	uint64_t b = s->h[i].bytes;
 
+	if (s->h[i].recl && s->nrecl)
+		s->nrecl--;
 	/* killed between the two stores: a duplicate, freed later as stale */
 	s->h[i] = s->h[s->nh - 1];
 	s->nh--;
@@ -266,7 +283,7 @@ static void absorb_text(struct slot *s, const char *reply)
 		if (!isxdigit((unsigned char)*p))
 			break;
 		tok = strtoull(p, &end, 16);
-		hold(s, tok, s->pend_kind, s->pend_cache, s->pend_bytes);
+		hold(s, tok, s->pend_kind, s->pend_cache, s->pend_bytes, s->pend_recl);
 		p = end;
 	}
 }
@@ -291,7 +308,7 @@ static void absorb_batch(struct slot *s)
 		for (unsigned int k = 0; k < n; k++)
 			hold(s, b->u.slots[op->slot + k],
 			     op->op == MEMCGFS_OP_ALLOC_PAGES ? K_PAGE : K_OBJ, s->bcache[i],
-			     s->bbytes[i]);
+			     s->bbytes[i], s->brecl[i]);
 	}
 }
 
@@ -305,7 +322,7 @@ static const char *cache_name(int slot, int c, char *buf, size_t len)
 }
 
 /* one text request; the reply in me->reply; returns 0 or the write's -errno */
-static int text(const char *req, int kind, int cache, uint32_t bytes)
+static int text_recl(const char *req, int kind, int cache, uint32_t bytes, int recl)
 {
 	ssize_t n;
 	int err = 0;
@@ -313,6 +330,7 @@ static int text(const char *req, int kind, int cache, uint32_t bytes)
 	me->pend_kind = kind;
 	me->pend_cache = cache;
 	me->pend_bytes = bytes;
+	me->pend_recl = recl;
 	memset(me->reply, 0, 512);
 	me->pending = P_TEXT;
 	if (write(me->fd, req, strlen(req)) < 0)
@@ -334,6 +352,11 @@ static int text(const char *req, int kind, int cache, uint32_t bytes)
 	return err;
 }
 
+static int text(const char *req, int kind, int cache, uint32_t bytes)
+{
+	return text_recl(req, kind, cache, bytes, 0);
+}
+
 static uint32_t kmalloc_size(void)
 {
 	static const uint32_t sizes[] = { 8, 16, 24, 64, 96, 100, 128, 192, 256, 500,
@@ -352,6 +375,16 @@ static const uint32_t gfp_bits[] = {
 	MEMCGFS_GFP_KERNEL_ACCOUNT | MEMCGFS_GFP_NORETRY,
 	MEMCGFS_GFP_KERNEL_ACCOUNT | MEMCGFS_GFP_ZERO, MEMCGFS_GFP_KERNEL | MEMCGFS_GFP_RECLAIMABLE,
 };
+/* a gfp index; a reclaimable one only while the client holds few such objects */
+static uint32_t pick_gfp(void)
+{
+	uint32_t g = rndn(sizeof(gfp_bits) / sizeof(gfp_bits[0]));
+
+	if ((gfp_bits[g] & MEMCGFS_GFP_RECLAIMABLE) && me->nrecl >= RECL_MAX)
+		g = 0;
+	return g;
+}
+
 static const char *const ptypes[] = { "anon", "file", "shmem", "kernel_stack", "pagetables",
 				      "percpu", "sock", "vmalloc" };
 
@@ -421,15 +454,18 @@ static void do_migrate(void)
 	uint32_t pick = rndn(NR_NODES - NR_L1 + 3 + 1);
 	const char *where;
 	char pid[32];
-	int err;
+	int err, k;
 
 	if (pick < NR_NODES - NR_L1)
-		where = nodes[NR_L1 + pick];
+		k = (int)(NR_L1 + pick);
 	else if (pick < NR_NODES - NR_L1 + 3)
-		where = nodes[3 + (pick - (NR_NODES - NR_L1))];
+		k = (int)(3 + (pick - (NR_NODES - NR_L1)));
 	else
-		where = "";
+		k = -1;
+	where = k < 0 ? "" : nodes[k];
 	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	/* before: a cgroup.kill meanwhile is then put down to the controller */
+	me->cg = k;
 	err = put(where, "cgroup.procs", pid);
 	if (err)
 		me->mig_fail++;
@@ -451,9 +487,12 @@ static void do_cache(void)
 						  "SLAB_RECLAIM_ACCOUNT" };
 		int err;
 
+		unsigned int f = rndn(5);
+
 		me->cstate[c] = 1;	/* before: a kill leaves it to destroy at the end */
+		me->crecl[c] = strstr(fl[f], "RECLAIM") != NULL;
 		snprintf(req, sizeof(req), "kmem_cache_create %s %u %s", name, 16 + rndn(3000),
-			 fl[rndn(5)]);
+			 fl[f]);
 		err = text(req, 0, -1, 0);
 		if (err && err != -EEXIST)
 			me->cstate[c] = 0;
@@ -462,8 +501,12 @@ static void do_cache(void)
 	if (r < 5) {
 		uint32_t n = 1 + rndn(MAX_PER_REQ);
 
+		if (me->crecl[c] && me->nrecl >= RECL_MAX) {
+			text_free(K_OBJ, c, true);
+			return;
+		}
 		snprintf(req, sizeof(req), "kmem_cache_alloc %s %s x%u", name, gfps[rndn(3)], n);
-		if (text(req, K_OBJ, c, 512) == -ENOENT)
+		if (text_recl(req, K_OBJ, c, 512, me->crecl[c]) == -ENOENT)
 			me->cstate[c] = 0;
 	} else if (r < 9) {
 		text_free(K_OBJ, c, rndn(2));
@@ -504,21 +547,23 @@ static void do_batch(bool may_alloc)
 		op->error = 1;		/* not run (a kill before the daemon had it) */
 		me->bcache[i] = -1;
 		me->bbytes[i] = 0;
+		me->brecl[i] = 0;
 		if (!may_alloc && r < 55)
 			r = 55 + rndn(45);
 		if (r < 25) {
-			unsigned int g = rndn(sizeof(gfp_bits) / sizeof(gfp_bits[0]));
+			unsigned int g = pick_gfp();
 
 			op->op = MEMCGFS_OP_KMALLOC;
 			op->size = kmalloc_size();
 			op->flags = gfp_bits[g];
 			op->count = (uint16_t)(1 + rndn(4));
 			me->bbytes[i] = (uint32_t)op->size;
+			me->brecl[i] = (gfp_bits[g] & MEMCGFS_GFP_RECLAIMABLE) != 0;
 		} else if (r < 40) {
 			int c = (int)rndn(NCACHE);
 			char name[32];
 
-			if (!me->cstate[c]) {
+			if (!me->cstate[c] || (me->crecl[c] && me->nrecl >= RECL_MAX)) {
 				op->op = MEMCGFS_OP_DRAIN;
 				continue;
 			}
@@ -527,6 +572,7 @@ static void do_batch(bool may_alloc)
 			op->count = (uint16_t)(1 + rndn(4));
 			me->bcache[i] = (int8_t)c;
 			me->bbytes[i] = 512;
+			me->brecl[i] = me->crecl[c];
 			/* the name: 8 slots at the end of the area */
 			op->name = (uint16_t)(MEMCGFS_CTL_MAX_WORDS - 8 * (unsigned int)(c + 1));
 			cache_name(slotno, c, name, sizeof(name));
@@ -641,10 +687,10 @@ static void client(int slotno)
 		if (r < 6) {
 			do_migrate();
 		} else if (r < 30 && !full) {
-			uint32_t g = rndn(sizeof(gfps) / sizeof(gfps[0])), sz = kmalloc_size();
+			uint32_t g = pick_gfp(), sz = kmalloc_size();
 
 			snprintf(req, sizeof(req), "kmalloc %u %s x%u", sz, gfps[g], 1 + rndn(MAX_PER_REQ));
-			text(req, K_OBJ, -1, sz);
+			text_recl(req, K_OBJ, -1, sz, (gfp_bits[g] & MEMCGFS_GFP_RECLAIMABLE) != 0);
 		} else if (r < 50) {
 			text_free(K_OBJ, -1, false);
 		} else if (r < 62) {
@@ -675,7 +721,7 @@ static struct {
 	uint64_t mkdir_ok, mkdir_fail, rmdir_ok, rmdir_busy, rmdir_fail;
 	uint64_t limits, limit_fail, reclaims, reclaim_fail;
 	uint64_t checks, checks_busy_ok, checks_busy_mismatch, checks_quiet_ok, checks_quiet_bad;
-	uint64_t quiet_points;
+	uint64_t quiet_points, cgroup_kills, subtree_toggles, reads;
 } st;
 static char first_busy_mismatch[256];
 static uint64_t ctl_errs[EHWPOISON + 1];	/* the controller's failed writes */
@@ -716,6 +762,7 @@ static void spawn(int i)
 
 	s->gen++;
 	s->killed = false;
+	s->cg = -1;		/* forked in the root */
 	fflush(stdout);
 	fflush(stderr);
 	pid = fork();
@@ -856,6 +903,45 @@ static void do_reclaim(void)
 		st.reclaim_fail++;	/* EAGAIN: less could be taken */
 	else
 		st.reclaims++;
+}
+
+/* cgroup.kill of a leaf: its clients are killed by the daemon */
+static void do_cgroup_kill(void)
+{
+	unsigned int k = 3 + rndn(NR_NODES - 3);	/* lN and gN/cM */
+	int err;
+
+	for (int i = 0; i < nclients; i++)
+		if (sh->slot[i].pid > 0 && sh->slot[i].cg == (int)k)
+			sh->slot[i].killed = true;
+	err = put(nodes[k], "cgroup.kill", "1");
+	ctl_err(err);
+	if (!err)
+		st.cgroup_kills++;
+}
+
+/* memory off and on again in a gN's subtree_control: its children's memcgs go offline */
+static void do_subtree(void)
+{
+	unsigned int k = rndn(3);
+	int err = put(nodes[k], "cgroup.subtree_control", rndn(2) ? "-memory" : "+memory");
+
+	ctl_err(err);
+	if (!err)
+		st.subtree_toggles++;
+}
+
+/* read the files a monitoring agent reads */
+static void do_read(void)
+{
+	static const char *const files[] = { "memory.stat", "memory.current", "memory.events",
+					     "memory.peak", "cgroup.procs", "cgroup.stat",
+					     "memory.numa_stat", "memory.pressure" };
+	char buf[8192];
+	const char *node = rndn(5) ? nodes[rndn(NR_NODES)] : "stress";
+
+	if (get(node, files[rndn(8)], buf, sizeof(buf)) >= 0)
+		st.reads++;
 }
 
 static void do_kill(void)
@@ -1230,6 +1316,9 @@ static void warm_up(void)
 		return;
 	}
 	for (int i = 0; i < 64; i++) {
+		/* the first ones each right after a shrink: every partial slab gets its turn */
+		if (i < 16)
+			(void)put("", "memcgfs.arena", "shrink");
 		snprintf(name, sizeof(name), "stress-warmup/w%d", i);
 		path_of(p, sizeof(p), name, NULL);
 		(void)mkdir(p, 0755);
@@ -1349,6 +1438,12 @@ int main(int argc, char **argv)
 			slow("memory.reclaim", a0, (do_reclaim(), now_s()));
 		else if (r < 85)
 			do_kill();
+		else if (r < 88)
+			do_cgroup_kill();
+		else if (r < 91)
+			slow("cgroup.subtree_control", a0, (do_subtree(), now_s()));
+		else
+			do_read();
 		usleep(5000 + rndn(20000));
 		if (now_s() - last_busy > 0.5) {
 			last_busy = now_s();
@@ -1476,7 +1571,9 @@ int main(int argc, char **argv)
 	       migrations, mig_fail, st.mkdir_ok, st.mkdir_fail, st.rmdir_ok, st.rmdir_busy,
 	       st.rmdir_fail);
 	printf("stress: limit writes %" PRIu64 " (failed %" PRIu64 "), memory.reclaim %" PRIu64
-	       " (failed %" PRIu64 ")\n", st.limits, st.limit_fail, st.reclaims, st.reclaim_fail);
+	       " (failed %" PRIu64 "), cgroup.kill %" PRIu64 ", subtree_control toggles %" PRIu64
+	       ", file reads %" PRIu64 "\n", st.limits, st.limit_fail, st.reclaims, st.reclaim_fail,
+	       st.cgroup_kills, st.subtree_toggles, st.reads);
 	printf("stress: SIGKILLs sent %" PRIu64 ", clients killed in a request %" PRIu64
 	       ", killed by the OOM killer %" PRIu64 ", respawned %" PRIu64
 	       ", replies recovered from sessions %" PRIu64 "\n",
