@@ -335,6 +335,8 @@ static int text_recl(const char *req, int kind, int cache, uint32_t bytes, int r
 	me->pending = P_TEXT;
 	if (write(me->fd, req, strlen(req)) < 0)
 		err = -errno;
+	if (err == -ENOTCONN)
+		_exit(3);	/* the daemon is gone: the controller reports it */
 	n = read(me->fd, me->reply, REPLY_MAX - 1);
 	if (n >= 0)
 		me->reply[n] = '\0';
@@ -625,6 +627,8 @@ static void do_batch(bool may_alloc)
 	}
 	me->pending = P_IOCTL;
 	if (ioctl(me->fd, MEMCGFS_IOC_BATCH(MEMCGFS_CTL_MAX_SIZE), b) < 0) {
+		if (errno == ENOTCONN)
+			_exit(3);	/* the daemon is gone */
 		me->errors++;
 		fprintf(stderr, "stress: client ioctl: %s\n", strerror(errno));
 	}
@@ -963,6 +967,16 @@ static int check(char *msg, size_t len)
 	ssize_t n = get("", "memcgfs.check", buf, sizeof(buf));
 
 	st.checks++;
+	if (n == -ENOTCONN || n == -ENOENT) {
+		/* the daemon died: nothing more to learn here, the log says why */
+		printf("stress: FAIL: the daemon is gone (memcgfs.check: %s)\n", strerror((int)-n));
+		printf("stress: requests=0 ops_per_s=0 sigkills=%" PRIu64 " FAIL\n", st.sigkills);
+		fflush(stdout);
+		for (int i = 0; i < nclients; i++)
+			if (sh->slot[i].pid > 0)
+				kill(sh->slot[i].pid, SIGKILL);
+		exit(1);
+	}
 	if (n < 0) {
 		snprintf(msg, len, "read memcgfs.check: %s", strerror((int)-n));
 		return 0;
