@@ -421,6 +421,9 @@ static const struct fs_file root_files[] = {
 	  .notify = -1 },
 	/* root only; in a build with fault injection (-Dfault_injection) */
 	CORE("memcgfs.fault", FF_ROOT, 0600, -1, memcgfs_fault_show, memcgfs_fault_write),
+	/* the arena's pages (alloc_stats); root's write of "shrink" empties the caches */
+	{ .name = "memcgfs.arena", .type = FT_ARENA, .flags = FF_ROOT, .mode = 0644,
+	  .notify = -1 },
 };
 
 static int memory_notify_index(const char *name)

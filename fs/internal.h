@@ -83,6 +83,7 @@ enum fs_ftype {
 	FT_TRACE_PIPE,
 	FT_TRACING_ON,
 	FT_CHECK,	/* memcgfs.check: the invariant checks, run by a read */
+	FT_ARENA,	/* memcgfs.arena: the arena's page counts; a write shrinks the caches */
 };
 
 #define FF_ROOT		0x01	/* present on the root */

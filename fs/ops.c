@@ -575,6 +575,17 @@ static int render(struct fs_handle *h)
 			err = sb_printf(&h->snap, "ok\n");
 		break;
 	}
+	case FT_ARENA: {
+		struct alloc_stats st;
+
+		alloc_stats(&st);
+		err = sb_printf(&h->snap,
+				"pages_total %lu\npages_free %lu\npages_slab %lu\n"
+				"pages_large_kmalloc %lu\npages_alloc %lu\nnr_caches %lu\n",
+				st.pages_total, st.pages_free, st.pages_slab,
+				st.pages_large_kmalloc, st.pages_alloc, st.nr_caches);
+		break;
+	}
 	default:
 		return -EINVAL;
 	}
@@ -696,6 +707,13 @@ static void fs_ll_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t 
 			if (!err && (f->flags & FF_PSI))
 				h->psi_trigger = true;
 			pthread_mutex_unlock(&h->lock);
+			break;
+		case FT_ARENA:
+			/* the kernel's /sys/kernel/slab/<cache>/shrink, for every cache */
+			if (strcmp(fs_strstrip(tmp), "shrink"))
+				err = -EINVAL;
+			else
+				kmem_cache_shrink_all();
 			break;
 		case FT_TRACING_ON: {
 			char *s = fs_strstrip(tmp), *end;

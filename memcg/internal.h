@@ -298,6 +298,8 @@ void memcg_charge_over_high(struct mem_cgroup *memcg, unsigned int batch, gfp_t 
 unsigned long mem_cgroup_margin(struct mem_cgroup *memcg);
 void memcg_oom_kill_task(struct memcg_task *t);
 bool memcg_out_of_memory(struct mem_cgroup *memcg, uint64_t round);
+/* oom.c: read the machine's size once (memcg_init, before any OOM can run) */
+void memcg_oom_init(void);
 
 /* PSI */
 struct psi_group;

@@ -1097,6 +1097,7 @@ int memcg_init(const struct memcg_config *cfg)
 	root_memcg->id = 0;
 	next_id = 1;
 	memcg_kmem_online_key = false;
+	memcg_oom_init();
 	memcg_up = true;
 	alloc_set_oom_handler(memcg_global_oom);
 	return 0;

@@ -27,12 +27,26 @@ static pthread_mutex_t oom_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic uint64_t oom_rounds;
 static struct memcg_oom_ops oom_ops;
 
-static unsigned long alloc_stats_total_pages(void)
+/*
+ * The machine's pages, read once at start-up: out_of_memory() runs inside
+ * the page allocator (global OOM from new_slab(), under slab_life_lock
+ * held shared), where alloc_stats()'s slab_mutex would invert alloc_check()'s
+ * order (slab_mutex, then slab_life_lock exclusive): a deadlock, found by
+ * test/stress with a 16M machine and memcgfs.check reads.
+ */
+static unsigned long machine_total_pages;
+
+void memcg_oom_init(void)
 {
 	struct alloc_stats st;
 
 	alloc_stats(&st);
-	return st.pages_total;
+	machine_total_pages = st.pages_total;
+}
+
+static unsigned long alloc_stats_total_pages(void)
+{
+	return machine_total_pages;
 }
 
 static int proc_oom_score_adj(pid_t pid)

@@ -21,6 +21,7 @@ ROOT_FILES='444 cgroup.controllers
 444 cpu.stat
 444 cpu.stat.local
 644 io.pressure
+644 memcgfs.arena
 400 memcgfs.check
 666 memcgfs.ctl
 600 memcgfs.fault
@@ -131,6 +132,11 @@ match "slabinfo: the mem_cgroup cache" "^mem_cgroup " "$(cat "$MNT/slabinfo")"
 eq "tracing_on starts at 0" "0" "$(cat "$MNT/tracing_on")"
 eq "memcgfs.check on a quiet mount" "ok" "$(cat "$MNT/memcgfs.check")"
 eq "memcgfs.check is not written" "EINVAL" "$(mcg errno write "$MNT/memcgfs.check" 1)"
+ARENA=$(cat "$MNT/memcgfs.arena")
+match "memcgfs.arena: pages_free" "^pages_free [1-9][0-9]*$" "$ARENA"
+eq "memcgfs.arena: pages_total of 64M" "pages_total 16384" "$(echo "$ARENA" | grep pages_total)"
+eq "memcgfs.arena: shrink" "OK" "$(mcg errno write "$MNT/memcgfs.arena" shrink)"
+eq "memcgfs.arena: another word is EINVAL" "EINVAL" "$(mcg errno write "$MNT/memcgfs.arena" 1)"
 
 # reads and writes as kernfs does them
 eq "read of a write-only file: EINVAL" "EINVAL" "$(mcg errno read "$MNT/a/cgroup.kill")"
