@@ -195,6 +195,12 @@ void memcg_reap(bool all);
 
 struct memcg_task {
 	struct memcg_task *tnext, *tprev;	/* all tasks, under tasks_lock */
+	/*
+	 * The owner's reference (dropped at exit) and the OOM killer's, taken
+	 * under tasks_lock while the task is on all_tasks: a victim that exits
+	 * while it is being killed is freed after its kill.
+	 */
+	_Atomic long ref;
 	pid_t pid;
 	struct mem_cgroup *memcg;		/* css ref held */
 	_Atomic uintptr_t objcg;		/* cached objcg | update flag; ref held */
@@ -214,6 +220,9 @@ struct memcg_task {
 	bool stalled, active;
 	uint64_t stall_start;
 };
+
+void memcg_task_get(struct memcg_task *t);
+void memcg_task_put(struct memcg_task *t);
 
 extern pthread_mutex_t tasks_lock;
 extern struct memcg_task *all_tasks;

@@ -516,6 +516,7 @@ struct memcg_task *memcg_task_create(pid_t pid, struct mem_cgroup *memcg)
 
 	if (!t)
 		return NULL;
+	atomic_init(&t->ref, 1);
 	t->pid = pid;
 	t->memcg = memcg ? memcg : root_memcg;
 	pthread_mutex_lock(&tree_lock);
@@ -982,7 +983,7 @@ void memcg_task_exit(struct memcg_task *t)
 	if (t->active)
 		memcg_task_active(t, false);
 	pthread_mutex_lock(&owned_lock);
-	t->exited = true;
+	__atomic_store_n(&t->exited, true, __ATOMIC_RELEASE);	/* also read unlocked (oom.c) */
 	pthread_mutex_unlock(&owned_lock);
 	memcg_task_free_owned(t);
 	objcg = (struct obj_cgroup *)(atomic_exchange(&t->objcg, 0) & ~CURRENT_OBJCG_UPDATE_FLAG);
@@ -991,11 +992,23 @@ void memcg_task_exit(struct memcg_task *t)
 	pthread_mutex_lock(&tree_lock);
 	t->memcg->nr_tasks--;
 	pthread_mutex_unlock(&tree_lock);
+	memcg_task_put(t);
+	memcg_reap(false);
+}
+
+void memcg_task_get(struct memcg_task *t)
+{
+	atomic_fetch_add_explicit(&t->ref, 1, memory_order_relaxed);
+}
+
+void memcg_task_put(struct memcg_task *t)
+{
+	if (atomic_fetch_sub_explicit(&t->ref, 1, memory_order_acq_rel) != 1)
+		return;
 	css_put(t->memcg);
 	free(t->owned);
 	pthread_mutex_destroy(&t->lock);
 	free(t);
-	memcg_reap(false);
 }
 
 /* ---- LRU ---- */

@@ -101,13 +101,20 @@ static int task_adj(struct memcg_task *t)
 /* oom_kill_process() on one task: its owned pages go, the event counts. */
 void memcg_oom_kill_task(struct memcg_task *t)
 {
-	struct mem_cgroup *memcg = t->memcg;
+	struct mem_cgroup *memcg;
+	bool exited;
 
+	/* memcg_task_attach() swaps t->memcg and drops the old one under t->lock */
+	pthread_mutex_lock(&t->lock);
+	memcg = t->memcg;
 	css_get(memcg);
+	pthread_mutex_unlock(&t->lock);
 	WRITE_ONCE(t->oom_killed, true);
 	memcg_task_free_owned(t);
 	memcg_memory_event(memcg, MEMCG_OOM_KILL);
-	if (memcg_cfg.oom_kill_signal > 0 && t->pid > 0)
+	exited = __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE);
+	/* a task that exited meanwhile has no process to signal (its pid may be reused) */
+	if (memcg_cfg.oom_kill_signal > 0 && t->pid > 0 && !exited)
 		kill(t->pid, memcg_cfg.oom_kill_signal);
 	if (oom_ops.killed)
 		oom_ops.killed(t, oom_ops.arg);
@@ -169,10 +176,12 @@ static bool out_of_memory(struct mem_cgroup *domain, uint64_t round)
 		return false;
 	}
 	victim->oom_round = round;
+	memcg_task_get(victim);		/* it may exit once the lock is dropped */
 	group = oom_group_of(victim->memcg, domain);
 	if (!group) {
 		pthread_mutex_unlock(&tasks_lock);
 		memcg_oom_kill_task(victim);
+		memcg_task_put(victim);
 		return true;
 	}
 	/* the whole group: collect under the lock, kill outside it */
@@ -194,14 +203,18 @@ static bool out_of_memory(struct mem_cgroup *domain, uint64_t round)
 				cap = cap ? cap * 2 : 8;
 			}
 			t->oom_round = round;
+			memcg_task_get(t);
 			v[n++] = t;
 		}
 		pthread_mutex_unlock(&tasks_lock);
 		memcg_memory_event(group, MEMCG_OOM_GROUP_KILL);
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n; i++) {
 			memcg_oom_kill_task(v[i]);
+			memcg_task_put(v[i]);
+		}
 		if (!n)
 			memcg_oom_kill_task(victim);
+		memcg_task_put(victim);
 		free(v);
 	}
 	return true;
