@@ -408,7 +408,7 @@ int mem_cgroup_create(struct mem_cgroup *parent, struct mem_cgroup **out)
 	for (struct mem_cgroup *a = parent; a; a = a->parent)
 		a->nr_descendants++;
 	pthread_mutex_unlock(&tree_lock);
-	memcg_kmem_online_key = true;
+	WRITE_ONCE(memcg_kmem_online_key, true);	/* read unlocked on every path */
 	*out = memcg;
 	return 0;
 }

@@ -116,8 +116,9 @@ static void drain_stock(struct memcg_stock_pcp *st, int i)
 		return;
 	if (st->nr_pages[i])
 		memcg_counter_uncharge(old, st->nr_pages[i]);
-	st->nr_pages[i] = 0;
-	st->cached[i] = NULL;
+	/* memcg_stock_pages() reads them without the lock */
+	WRITE_ONCE(st->nr_pages[i], 0);
+	WRITE_ONCE(st->cached[i], NULL);
 	css_put(old);
 }
 
@@ -131,7 +132,7 @@ static bool consume_stock(struct mem_cgroup *memcg, unsigned int nr_pages)
 		return false;
 	for (int i = 0; i < NR_MEMCG_STOCK; i++) {
 		if (st->cached[i] == memcg && st->nr_pages[i] >= nr_pages) {
-			st->nr_pages[i] -= (uint8_t)nr_pages;
+			WRITE_ONCE(st->nr_pages[i], (uint8_t)(st->nr_pages[i] - nr_pages));
 			ret = true;
 			break;
 		}
@@ -152,7 +153,7 @@ static void refill_stock(struct mem_cgroup *memcg, unsigned int nr_pages)
 	}
 	for (i = 0; i < NR_MEMCG_STOCK; i++) {
 		if (st->cached[i] == memcg) {
-			st->nr_pages[i] = (uint8_t)(st->nr_pages[i] + nr_pages);
+			WRITE_ONCE(st->nr_pages[i], (uint8_t)(st->nr_pages[i] + nr_pages));
 			if (st->nr_pages[i] > memcg_cfg.charge_batch)
 				drain_stock(st, i);
 			goto out;
@@ -165,8 +166,8 @@ static void refill_stock(struct mem_cgroup *memcg, unsigned int nr_pages)
 		drain_stock(st, empty);
 	}
 	css_get(memcg);
-	st->cached[empty] = memcg;
-	st->nr_pages[empty] = (uint8_t)nr_pages;
+	WRITE_ONCE(st->cached[empty], memcg);
+	WRITE_ONCE(st->nr_pages[empty], (uint8_t)nr_pages);
 out:
 	alloc_cpu_unlock(&st->lock);
 }
@@ -177,8 +178,8 @@ unsigned long memcg_stock_pages(const struct mem_cgroup *memcg)
 
 	for (unsigned int cpu = 0; cpu < nr_cpus; cpu++)
 		for (int i = 0; i < NR_MEMCG_STOCK; i++)
-			if (memcg_stock[cpu].cached[i] == memcg)
-				n += memcg_stock[cpu].nr_pages[i];
+			if (READ_ONCE(memcg_stock[cpu].cached[i]) == memcg)
+				n += READ_ONCE(memcg_stock[cpu].nr_pages[i]);
 	return n;
 }
 
