@@ -455,8 +455,17 @@ struct obj_cgroup *alloc_obj_objcg(const void *obj);
  */
 void alloc_set_oom_handler(bool (*fn)(unsigned int order, gfp_t gfp));
 
-/* Set once a non-root memcg exists; the hooks are skipped until then. */
+/*
+ * Set once a non-root memcg exists; the hooks are skipped until then.  The
+ * kernel's static key; here a flag written under the cgroup tree's lock and
+ * read on every allocation without one, hence memcg_kmem_online().
+ */
 extern bool memcg_kmem_online_key;
+
+static inline bool memcg_kmem_online(void)
+{
+	return __atomic_load_n(&memcg_kmem_online_key, __ATOMIC_RELAXED);
+}
 
 /*
  * __memcg_slab_post_alloc_hook - charge one object of 'full_size' bytes

@@ -157,7 +157,7 @@ __noinline void *kmalloc_large(size_t size, gfp_t gfp, uintptr_t caller)
 			     PAGE_KIND_LARGE_KMALLOC);
 	if (!page)
 		goto out;
-	if ((gfp & __GFP_ACCOUNT) && memcg_kmem_online_key &&
+	if ((gfp & __GFP_ACCOUNT) && memcg_kmem_online() &&
 	    __memcg_kmem_charge_page(page, gfp, order)) {
 		__free_pages_kind(page, order);
 		goto out;

@@ -409,7 +409,7 @@ static struct slab *new_slab(struct kmem_cache *s, gfp_t gfp)
 	set_freepointer(s, p, NULL);
 	slab->freelist = slab->base;
 
-	if (s->account && memcg_kmem_online_key)
+	if (s->account && memcg_kmem_online())
 		alloc_slab_obj_exts(slab);
 	atomic_fetch_add(&s->node[slab->nid].nr_slabs, 1);
 	atomic_fetch_add(&s->node[slab->nid].total_objects, (long)objects);
@@ -1016,7 +1016,7 @@ static __noinline void *slab_alloc_accounted(struct kmem_cache *s, gfp_t gfp, vo
 					    machine.page_shift];
 	struct slabobj_ext *v = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
 
-	if (unlikely(!memcg_kmem_online_key))
+	if (unlikely(!memcg_kmem_online()))
 		return obj;
 	if (likely(!__memcg_slab_post_alloc_hook(s, gfp, v ? &v[obj_to_index(s, slab, obj)] : NULL,
 			s->size + (unsigned int)sizeof(void *), s->reclaimable, slab->nid)))
@@ -1074,7 +1074,7 @@ static __noinline void *slab_alloc_finish(struct kmem_cache *s, gfp_t gfp, uintp
 	}
 	/* an accounted allocation, nothing else to do: the hook alone */
 	if (likely(obj) && likely(!(gfp & __GFP_ZERO)) && likely(!trace_on)) {
-		if (memcg_kmem_online_key && !memcg_slab_post_alloc_hook(s, gfp, obj)) {
+		if (memcg_kmem_online() && !memcg_slab_post_alloc_hook(s, gfp, obj)) {
 			do_slab_free(s, virt_to_slab(obj, NULL), obj);
 			return NULL;
 		}
@@ -1085,7 +1085,7 @@ static __noinline void *slab_alloc_finish(struct kmem_cache *s, gfp_t gfp, uintp
 	if (likely(obj)) {
 		if (gfp & __GFP_ZERO)
 			memset(obj, 0, s->object_size);
-		if (accounted && memcg_kmem_online_key &&
+		if (accounted && memcg_kmem_online() &&
 		    !memcg_slab_post_alloc_hook(s, gfp, obj)) {
 			do_slab_free(s, virt_to_slab(obj, NULL), obj);
 			obj = NULL;
@@ -1123,7 +1123,7 @@ static __noinline void slab_free_finish(struct kmem_cache *s, struct slab *slab,
 {
 	if (unlikely(trace_on) && !is_kfree)
 		trace_kmem_cache_free(caller, obj, s);
-	if (memcg_kmem_online_key && __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE)) {
+	if (memcg_kmem_online() && __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE)) {
 		slab_free_accounted(s, slab, obj);
 		return;
 	}

@@ -77,14 +77,13 @@ static unsigned long reclaim_high(struct mem_cgroup *memcg, unsigned int nr_page
 static uint64_t handle_over_high(struct memcg_task *t, unsigned int nr_pages)
 {
 	int nr_retries = MAX_RECLAIM_RETRIES;
-	struct mem_cgroup *memcg = t->memcg;
+	struct mem_cgroup *memcg = get_task_memcg(t);
 	bool in_retry = false;
 	uint64_t penalty;
 	unsigned long nr_reclaimed;
 
-	css_get(memcg);
 retry_reclaim:
-	if (t->exited || t->oom_killed) {
+	if (READ_ONCE(t->exited) || READ_ONCE(t->oom_killed)) {
 		penalty = 0;
 		goto out;
 	}

@@ -202,7 +202,7 @@ struct memcg_task {
 	 */
 	_Atomic long ref;
 	pid_t pid;
-	struct mem_cgroup *memcg;		/* css ref held */
+	struct mem_cgroup *memcg;		/* css ref held; written under tree_lock and lock */
 	_Atomic uintptr_t objcg;		/* cached objcg | update flag; ref held */
 	pthread_mutex_t lock;
 	struct page **owned;			/* anon, kernel_stack, pagetables: owned_lock */
@@ -256,6 +256,8 @@ static inline struct obj_cgroup *current_obj_cgroup(void)
 struct obj_cgroup *current_obj_cgroup(void);
 #endif
 struct mem_cgroup *get_mem_cgroup_from_current(void);
+/* t's memcg with a reference taken (css_tryget, retried across an attach) */
+struct mem_cgroup *get_task_memcg(const struct memcg_task *t);
 
 /* ---- charging ---- */
 int try_charge_memcg(struct mem_cgroup *memcg, gfp_t gfp, unsigned int nr_pages);

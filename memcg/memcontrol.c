@@ -535,6 +535,15 @@ struct memcg_task *memcg_task_create(pid_t pid, struct mem_cgroup *memcg)
 	return t;
 }
 
+/*
+ * Migrate t to memcg.  tree_lock and t->lock are held together over the
+ * online check, the nr_tasks move and the pointer swap, so two attaches of
+ * one task, or an attach and the task's exit, never count it twice or in
+ * the wrong memcg: whoever holds either lock sees t->memcg and the counts
+ * agree.  Unlocked readers (current charging, the OOM scan) use
+ * READ_ONCE and take their reference with css_tryget (get_task_memcg):
+ * the old memcg is freed only a grace period after its last put.
+ */
 int memcg_task_attach(struct memcg_task *t, struct mem_cgroup *memcg)
 {
 	struct mem_cgroup *old;
@@ -546,23 +555,44 @@ int memcg_task_attach(struct memcg_task *t, struct mem_cgroup *memcg)
 		pthread_mutex_unlock(&tree_lock);
 		return -ENODEV;
 	}
+	pthread_mutex_lock(&t->lock);
+	if (__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE)) {
+		/* memcg_task_exit() uncounted it already */
+		pthread_mutex_unlock(&t->lock);
+		pthread_mutex_unlock(&tree_lock);
+		return -ESRCH;
+	}
+	old = t->memcg;
 	css_get(memcg);
 	memcg->nr_tasks++;
-	t->memcg->nr_tasks--;
-	pthread_mutex_unlock(&tree_lock);
-	pthread_mutex_lock(&t->lock);
-	old = t->memcg;
-	t->memcg = memcg;
+	old->nr_tasks--;
+	WRITE_ONCE(t->memcg, memcg);
 	/* the attach callback: the task re-resolves on its next allocation */
 	atomic_fetch_or(&t->objcg, CURRENT_OBJCG_UPDATE_FLAG);
 	pthread_mutex_unlock(&t->lock);
+	pthread_mutex_unlock(&tree_lock);
 	css_put(old);
 	return 0;
 }
 
 struct mem_cgroup *memcg_task_memcg(const struct memcg_task *t)
 {
-	return t->memcg;
+	return READ_ONCE(t->memcg);
+}
+
+/*
+ * The task's memcg, referenced: mem_cgroup_from_task() + css_tryget() in
+ * the kernel's retry loop.  A failed tryget means an attach swapped the
+ * pointer and dropped the last reference; the next read finds the new one.
+ */
+struct mem_cgroup *get_task_memcg(const struct memcg_task *t)
+{
+	struct mem_cgroup *memcg;
+
+	do
+		memcg = READ_ONCE(t->memcg);
+	while (!css_tryget(memcg));
+	return memcg;
 }
 
 pid_t memcg_task_pid(const struct memcg_task *t)
@@ -572,7 +602,7 @@ pid_t memcg_task_pid(const struct memcg_task *t)
 
 unsigned long memcg_task_owned_pages(const struct memcg_task *t)
 {
-	return t->owned_pages;
+	return READ_ONCE(t->owned_pages);
 }
 
 void memcg_set_current(struct memcg_task *t)
@@ -618,7 +648,7 @@ struct obj_cgroup *current_objcg_update(struct memcg_task *t)
 		if (!(v & CURRENT_OBJCG_UPDATE_FLAG))
 			break;
 		old = (struct obj_cgroup *)(v & ~CURRENT_OBJCG_UPDATE_FLAG);
-		new = t->exited ? NULL : objcg_of_memcg(t->memcg);
+		new = READ_ONCE(t->exited) ? NULL : objcg_of_memcg(t->memcg);
 		if (atomic_compare_exchange_strong(&t->objcg, &v, (uintptr_t)new)) {
 			if (old)
 				obj_cgroup_put(old);
@@ -658,7 +688,7 @@ struct obj_cgroup *current_obj_cgroup(void)
 		return active_memcg_objcg();
 	if (!t)
 		return NULL;
-	memcg = t->memcg;
+	memcg = READ_ONCE(t->memcg);
 	for (; memcg && memcg != root_memcg; memcg = memcg->parent) {
 		struct obj_cgroup *objcg = atomic_load_explicit(&memcg->objcg, memory_order_acquire);
 
@@ -672,10 +702,15 @@ struct obj_cgroup *current_obj_cgroup(void)
 struct mem_cgroup *get_mem_cgroup_from_current(void)
 {
 	struct memcg_task *t = current_task;
-	struct mem_cgroup *memcg = active_memcg ? active_memcg : t ? t->memcg : root_memcg;
+	struct mem_cgroup *memcg;
 
-	css_get(memcg);
-	return memcg;
+	if (active_memcg || !t) {
+		/* the setter holds active_memcg; the root is never freed */
+		memcg = active_memcg ? active_memcg : root_memcg;
+		css_get(memcg);
+		return memcg;
+	}
+	return get_task_memcg(t);
 }
 
 /* ---- typed pages ---- */
@@ -767,7 +802,7 @@ static int task_own_page(struct memcg_task *t, struct page *page)
 	page->private = t->nr_owned;
 	page->task = t;
 	t->owned[t->nr_owned++] = page;
-	t->owned_pages += 1ul << page->order;
+	WRITE_ONCE(t->owned_pages, t->owned_pages + (1ul << page->order));	/* oom.c reads it unlocked */
 	page->flags |= PAGE_FLAG_OWNED;
 	return 0;
 }
@@ -782,7 +817,7 @@ static void task_disown_page(struct page *page)
 		return;
 	t->owned[i] = t->owned[--t->nr_owned];
 	t->owned[i]->private = i;
-	t->owned_pages -= 1ul << page->order;
+	WRITE_ONCE(t->owned_pages, t->owned_pages - (1ul << page->order));
 	page->flags &= (uint8_t)~PAGE_FLAG_OWNED;
 	page->task = NULL;
 }
@@ -989,6 +1024,7 @@ void memcg_task_exit(struct memcg_task *t)
 	objcg = (struct obj_cgroup *)(atomic_exchange(&t->objcg, 0) & ~CURRENT_OBJCG_UPDATE_FLAG);
 	if (objcg)
 		obj_cgroup_put(objcg);
+	/* after exited is set: an attach that holds tree_lock sees one or the other */
 	pthread_mutex_lock(&tree_lock);
 	t->memcg->nr_tasks--;
 	pthread_mutex_unlock(&tree_lock);
@@ -1027,7 +1063,7 @@ void memcg_lru_add(struct mem_cgroup *memcg, struct page *page, enum lru_list lr
 	if (page->lru_next)
 		page->lru_next->lru_prev = page;
 	l->head[lru] = page;
-	l->nr[lru] += (unsigned long)n;
+	WRITE_ONCE(l->nr[lru], l->nr[lru] + ((unsigned long)n));
 	set_page_lru(page, lru);
 	pthread_mutex_unlock(&memcg->lru_lock);
 	mod_memcg_state(memcg, nid, lru_items[lru], n);
@@ -1043,7 +1079,7 @@ static void __lru_unlink(struct memcg_lru *l, struct page *page, unsigned int lr
 	if (page->lru_next)
 		page->lru_next->lru_prev = page->lru_prev;
 	page->lru_next = page->lru_prev = NULL;
-	l->nr[lru] -= 1ul << page->order;
+	WRITE_ONCE(l->nr[lru], l->nr[lru] - (1ul << page->order));
 	set_page_lru(page, PAGE_LRU_NONE);
 }
 
@@ -1109,7 +1145,7 @@ int memcg_init(const struct memcg_config *cfg)
 	root_memcg->online = true;
 	root_memcg->id = 0;
 	next_id = 1;
-	memcg_kmem_online_key = false;
+	WRITE_ONCE(memcg_kmem_online_key, false);
 	memcg_oom_init();
 	memcg_up = true;
 	alloc_set_oom_handler(memcg_global_oom);
@@ -1136,7 +1172,7 @@ void memcg_exit(void)
 	all_tasks = NULL;
 	pthread_mutex_unlock(&tasks_lock);
 	memcg_stocks_exit();
-	memcg_kmem_online_key = false;
+	WRITE_ONCE(memcg_kmem_online_key, false);
 	memcg_up = false;
 	/* memcgs still referenced (charges left behind) go with the arena; their PSI groups are malloc'ed */
 	psi_free_tree(root_memcg);

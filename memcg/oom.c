@@ -155,14 +155,14 @@ static bool out_of_memory(struct mem_cgroup *domain, uint64_t round)
 		long points;
 		int adj;
 
-		if (t->exited || t->oom_round == round)
+		if (READ_ONCE(t->exited) || t->oom_round == round)
 			continue;
-		if (domain != root_memcg && !mem_cgroup_is_descendant(t->memcg, domain))
+		if (domain != root_memcg && !mem_cgroup_is_descendant(READ_ONCE(t->memcg), domain))
 			continue;
 		adj = task_adj(t);
 		if (adj <= OOM_SCORE_ADJ_MIN)
 			continue;
-		points = (long)t->owned_pages + (long)adj * (long)(total / 1000);
+		points = (long)READ_ONCE(t->owned_pages) + (long)adj * (long)(total / 1000);
 		if (points < 1)
 			points = 1;
 		if (!victim || points > best ||
@@ -177,7 +177,7 @@ static bool out_of_memory(struct mem_cgroup *domain, uint64_t round)
 	}
 	victim->oom_round = round;
 	memcg_task_get(victim);		/* it may exit once the lock is dropped */
-	group = oom_group_of(victim->memcg, domain);
+	group = oom_group_of(READ_ONCE(victim->memcg), domain);
 	if (!group) {
 		pthread_mutex_unlock(&tasks_lock);
 		memcg_oom_kill_task(victim);
@@ -190,7 +190,7 @@ static bool out_of_memory(struct mem_cgroup *domain, uint64_t round)
 		size_t n = 0, cap = 0;
 
 		for (struct memcg_task *t = all_tasks; t; t = t->tnext) {
-			if (t->exited || !mem_cgroup_is_descendant(t->memcg, group))
+			if (READ_ONCE(t->exited) || !mem_cgroup_is_descendant(READ_ONCE(t->memcg), group))
 				continue;
 			if (t != victim && task_adj(t) <= OOM_SCORE_ADJ_MIN)
 				continue;
