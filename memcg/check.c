@@ -2,7 +2,8 @@
 /*
  * check.c - memcg's invariants, for tests and `memcgctl check`: every page
  * counter equals its own charges plus its children's, stocks included; the
- * statistics agree with the counters; objcgs reachable and referenced.
+ * statistics agree with the counters; objcgs reachable and referenced;
+ * each memcg's task count is the number of tasks attached to it.
  * Callers make sure nothing charges while it runs.
  */
 #include "internal.h"
@@ -74,6 +75,25 @@ static int check_memcg(const struct mem_cgroup *memcg, char *msg, size_t len)
 	return 0;
 }
 
+/* tree_lock and tasks_lock held: nr_tasks against the task list */
+static int check_tasks(const struct mem_cgroup *memcg, char *msg, size_t len)
+{
+	unsigned long n = 0;
+	int ret;
+
+	for (const struct mem_cgroup *c = memcg->children; c; c = c->sibling) {
+		ret = check_tasks(c, msg, len);
+		if (ret)
+			return ret;
+	}
+	for (const struct memcg_task *t = all_tasks; t; t = t->tnext)
+		n += t->memcg == memcg;
+	if (n != memcg->nr_tasks)
+		return fail(msg, len, "memcg %u: %lu tasks counted but %lu attached", memcg->id,
+			    memcg->nr_tasks, n);
+	return 0;
+}
+
 int memcg_check(char *msg, size_t len)
 {
 	int ret;
@@ -88,6 +108,11 @@ int memcg_check(char *msg, size_t len)
 	pthread_mutex_lock(&objcg_lock);
 	ret = check_memcg(root_memcg, msg, len);
 	pthread_mutex_unlock(&objcg_lock);
+	if (!ret) {
+		pthread_mutex_lock(&tasks_lock);
+		ret = check_tasks(root_memcg, msg, len);
+		pthread_mutex_unlock(&tasks_lock);
+	}
 	pthread_mutex_unlock(&tree_lock);
 	memcg_stats_unlock();
 	return ret;

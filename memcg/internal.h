@@ -8,6 +8,8 @@
  *       task->lock (a task's cached objcg update)
  *         obj_stock slot lock, memcg_stock slot lock (alloc_cpu_lock)
  *           objcg_lock (objcg lists, reparenting)
+ *     tasks_lock (the task list, which changes with the task counts),
+ *       innermost: nothing is taken under it
  *   stats_lock (flushing) is taken alone.
  * Structures are freed only by memcg_reap(), a grace period after their
  * last reference went (the kernel's RCU-deferred frees): a charge that read

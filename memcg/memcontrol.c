@@ -519,19 +519,20 @@ struct memcg_task *memcg_task_create(pid_t pid, struct mem_cgroup *memcg)
 	atomic_init(&t->ref, 1);
 	t->pid = pid;
 	t->memcg = memcg ? memcg : root_memcg;
-	pthread_mutex_lock(&tree_lock);
-	t->memcg->nr_tasks++;
-	pthread_mutex_unlock(&tree_lock);
 	css_get(t->memcg);
 	/* fork: resolved lazily on the first accounted allocation */
 	atomic_store(&t->objcg, CURRENT_OBJCG_UPDATE_FLAG);
 	pthread_mutex_init(&t->lock, NULL);
+	/* counted and listed at once: memcg_check() compares the two */
+	pthread_mutex_lock(&tree_lock);
 	pthread_mutex_lock(&tasks_lock);
+	t->memcg->nr_tasks++;
 	t->tnext = all_tasks;
 	if (all_tasks)
 		all_tasks->tprev = t;
 	all_tasks = t;
 	pthread_mutex_unlock(&tasks_lock);
+	pthread_mutex_unlock(&tree_lock);
 	return t;
 }
 
@@ -1005,14 +1006,6 @@ void memcg_task_exit(struct memcg_task *t)
 {
 	struct obj_cgroup *objcg;
 
-	pthread_mutex_lock(&tasks_lock);
-	if (t->tprev)
-		t->tprev->tnext = t->tnext;
-	else
-		all_tasks = t->tnext;
-	if (t->tnext)
-		t->tnext->tprev = t->tprev;
-	pthread_mutex_unlock(&tasks_lock);
 	if (t->stalled)
 		memcg_task_stall_end(t);
 	if (t->active)
@@ -1024,9 +1017,21 @@ void memcg_task_exit(struct memcg_task *t)
 	objcg = (struct obj_cgroup *)(atomic_exchange(&t->objcg, 0) & ~CURRENT_OBJCG_UPDATE_FLAG);
 	if (objcg)
 		obj_cgroup_put(objcg);
-	/* after exited is set: an attach that holds tree_lock sees one or the other */
+	/*
+	 * Uncounted and unlisted at once, after exited is set: an attach holds
+	 * tree_lock and sees either the flag or the count still there.  Until
+	 * here the OOM scan finds the task and skips it (exited).
+	 */
 	pthread_mutex_lock(&tree_lock);
+	pthread_mutex_lock(&tasks_lock);
+	if (t->tprev)
+		t->tprev->tnext = t->tnext;
+	else
+		all_tasks = t->tnext;
+	if (t->tnext)
+		t->tnext->tprev = t->tprev;
 	t->memcg->nr_tasks--;
+	pthread_mutex_unlock(&tasks_lock);
 	pthread_mutex_unlock(&tree_lock);
 	memcg_task_put(t);
 	memcg_reap(false);

@@ -1284,6 +1284,67 @@ static void test_migration(void **state)
 	rm(b);
 }
 
+/*
+ * Two threads migrate one task between a and b, one of them charging as
+ * the task, while a third migrates another task.  Each memcg must count
+ * exactly the tasks attached to it (memcg_check) and empty out so rmdir
+ * succeeds: attaches that read the old memcg outside the lock that swaps
+ * it uncounted a task twice.
+ */
+struct attach_race {
+	struct memcg_task *t;
+	struct mem_cgroup *to[2];
+	unsigned int rounds, charge;
+	int failed;
+};
+
+static void *attach_race_thread(void *arg)
+{
+	struct attach_race *r = arg;
+
+	memcg_set_current(r->charge ? r->t : NULL);
+	for (unsigned int i = 0; i < r->rounds; i++) {
+		int err = memcg_task_attach(r->t, r->to[i & 1]);
+
+		if (err)
+			r->failed = err;
+		if (r->charge)
+			kfree(kmalloc(64, GFP_KERNEL_ACCOUNT));
+	}
+	memcg_set_current(NULL);
+	return NULL;
+}
+
+static void test_attach_races(void **state)
+{
+	struct mem_cgroup *a = mk(root_mem_cgroup()), *b = mk(root_mem_cgroup());
+	struct memcg_task *t = mktask(150, a), *u = mktask(151, b);
+	struct attach_race r[3] = {
+		{ .t = t, .to = { a, b }, .rounds = 20000, .charge = 1 },
+		{ .t = t, .to = { b, a }, .rounds = 20000 },
+		{ .t = u, .to = { a, b }, .rounds = 20000 },
+	};
+	pthread_t th[3];
+
+	(void)state;
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, attach_race_thread, &r[i]), 0);
+	for (int i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < 3; i++)
+		EXPECT_EQ(r[i].failed, 0, "thread %d's attaches", i);
+	memcg_drain();
+	expect_memcg_check("after racing attaches");
+	EXPECT_EQ(memcg_task_attach(t, root_mem_cgroup()), 0, "move t out");
+	EXPECT_EQ(memcg_task_attach(u, root_mem_cgroup()), 0, "move u out");
+	expect_memcg_check("after moving the tasks to the root");
+	task_exit_checked(t, "t");
+	task_exit_checked(u, "u");
+	expect_memcg_check("after the exits");
+	rm(a);
+	rm(b);
+}
+
 /* ================================================================== */
 /* Group: rmdir, dying memcgs, mkdir charges                           */
 
@@ -3268,6 +3329,7 @@ int main(void)
 		T4(test_task_exit_frees_owned),
 		T4(test_cross_cgroup_free),
 		T4(test_migration),
+		T4(test_attach_races),
 		T4(test_rmdir_with_live_objects),
 		T4(test_rmdir_kmem_only_reaped),
 		T4(test_mkdir_charges),
