@@ -629,11 +629,14 @@ int procs_caller(const struct fs_caller *who, struct proc **out, char comm[16])
 static int connector_open(void)
 {
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = CN_IDX_PROC };
-	struct {
-		struct nlmsghdr nl;
-		struct cn_msg cn;
-		enum proc_cn_mcast_op op;
-	} __attribute__((packed)) msg;
+	/* nlmsghdr, cn_msg, then the op in cn_msg's flexible data[] */
+	union {
+		struct nlmsghdr align;
+		char b[NLMSG_LENGTH(sizeof(struct cn_msg) + sizeof(enum proc_cn_mcast_op))];
+	} msg;
+	struct nlmsghdr *nl = &msg.align;
+	struct cn_msg *cn = NLMSG_DATA(nl);
+	enum proc_cn_mcast_op op = PROC_CN_MCAST_LISTEN;
 	int fd, rcvbuf = 4 << 20;
 
 	fd = socket(PF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_CONNECTOR);
@@ -647,14 +650,14 @@ static int connector_open(void)
 		return err;
 	}
 	memset(&msg, 0, sizeof(msg));
-	msg.nl.nlmsg_len = sizeof(msg);
-	msg.nl.nlmsg_type = NLMSG_DONE;
-	msg.nl.nlmsg_pid = (unsigned int)getpid();
-	msg.cn.id.idx = CN_IDX_PROC;
-	msg.cn.id.val = CN_VAL_PROC;
-	msg.cn.len = sizeof(enum proc_cn_mcast_op);
-	msg.op = PROC_CN_MCAST_LISTEN;
-	if (send(fd, &msg, sizeof(msg), 0) < 0) {
+	nl->nlmsg_len = sizeof(msg.b);
+	nl->nlmsg_type = NLMSG_DONE;
+	nl->nlmsg_pid = (unsigned int)getpid();
+	cn->id.idx = CN_IDX_PROC;
+	cn->id.val = CN_VAL_PROC;
+	cn->len = sizeof(op);
+	memcpy(cn->data, &op, sizeof(op));
+	if (send(fd, msg.b, sizeof(msg.b), 0) < 0) {
 		int err = -errno;
 
 		close(fd);
