@@ -9,12 +9,18 @@
  * ctl_forget() or the shrinker from inside an allocation (an OOM kill frees
  * the victim's pages, reclaim takes file pages and reclaimable objects).
  *
- * The shrinker's list holds the reclaimable objects of committed requests,
- * oldest first (a request's own allocations join it only when the request
+ * The shrinker's lists hold the reclaimable objects of committed requests,
+ * oldest first (a request's own allocations join them only when the request
  * succeeds, so reclaim never eats a request's first objects to make room for
- * its later ones).  Counting and scanning walk it whole, filtering by the
- * memcg each object is charged to now (objcgs get reparented): simple, and
- * O(reclaimable objects) per call.
+ * its later ones), one list per obj_cgroup the objects are charged to (the
+ * kernel's memcg-aware list_lru, keyed by objcg because objcgs get
+ * reparented: a list follows its objcg to the parent without a move).
+ * Counting for a memcg sums the lists whose objcg charges that memcg now,
+ * O(lists), not O(objects); scanning walks only those lists.  A list's
+ * objcg is alive while the list holds a live entry (the object's charge
+ * keeps it), so only such lists are looked at; the list itself lives while
+ * any entry (live or being freed) names it.  Its memory comes from a pool
+ * that ctl_handles_reserve() fills, so publishing never fails.
  *
  * A token is (generation << 32 | index) through a 4-round Feistel
  * permutation keyed at start-up: bijective, so decoding is exact; opaque
@@ -52,7 +58,8 @@ struct handle {
 	uint32_t gen;
 	uint32_t uid;
 	uint32_t next;			/* hash chain or free list: index + 1, 0 = end */
-	uint32_t lru_prev, lru_next;	/* the shrinker's list, index + 1 */
+	uint32_t lru_prev, lru_next;	/* its group's list, index + 1 */
+	struct lru_group *grp;		/* reclaimable: the objcg's list */
 	uint8_t kind;
 	uint8_t state;
 	uint8_t reclaimable;		/* a reclaimable slab object */
@@ -89,7 +96,24 @@ static uint32_t nr_live;
 static uint32_t *buckets;		/* index + 1 */
 static uint32_t nr_buckets;		/* power of two */
 static uint32_t nr_indexed;
-static uint32_t lru_head, lru_tail;	/* oldest, newest: index + 1 */
+/*
+ * The reclaimable objects charged to one objcg (NULL: charged to nobody,
+ * reclaimed by the root).  refs: entries whose grp is this one.
+ */
+struct lru_group {
+	struct obj_cgroup *objcg;
+	struct lru_group *hnext;		/* hash chain */
+	struct lru_group *prev, *next;		/* every group */
+	uint32_t head, tail;			/* oldest, newest: index + 1 */
+	uint32_t nr_live;			/* live entries on the list */
+	uint32_t refs;
+};
+
+#define GROUP_BUCKETS	256u
+static struct lru_group *group_hash[GROUP_BUCKETS];
+static struct lru_group *groups;		/* every group */
+static struct lru_group *group_pool;		/* spare structures (hnext) */
+static uint32_t nr_pool, nr_pool_reserved;
 static uint32_t nr_lru;
 static uint32_t key[4];
 static struct {
@@ -229,37 +253,126 @@ static int grow_chunk(void)
 	return 0;
 }
 
-/* ---- the shrinker's list: reclaimable objects, oldest first ---- */
+/* ---- the shrinker's lists: reclaimable objects by objcg, oldest first ---- */
+static unsigned int group_bucket(const struct obj_cgroup *objcg)
+{
+	return (unsigned int)((((uintptr_t)objcg >> 4) * 0x9e3779b97f4a7c15ull) >> 56) &
+	       (GROUP_BUCKETS - 1);
+}
+
+/* Fill the pool to cover the reservations plus n more (table lock held). */
+static int group_pool_fill(uint32_t n)
+{
+	while (nr_pool < nr_pool_reserved + n) {
+		struct lru_group *g = malloc(sizeof(*g));
+
+		if (!g)
+			return -ENOMEM;
+		g->hnext = group_pool;
+		group_pool = g;
+		nr_pool++;
+	}
+	return 0;
+}
+
+/* objcg's group, made from the pool (a reservation covers it) if new. */
+static struct lru_group *group_get(struct obj_cgroup *objcg)
+{
+	unsigned int b = group_bucket(objcg);
+	struct lru_group *g;
+
+	for (g = group_hash[b]; g; g = g->hnext)
+		if (g->objcg == objcg)
+			break;
+	if (!g) {
+		g = group_pool;
+		group_pool = g->hnext;
+		nr_pool--;
+		memset(g, 0, sizeof(*g));
+		g->objcg = objcg;
+		g->hnext = group_hash[b];
+		group_hash[b] = g;
+		g->next = groups;
+		if (groups)
+			groups->prev = g;
+		groups = g;
+	}
+	g->refs++;
+	return g;
+}
+
+static void group_put(struct lru_group *g)
+{
+	struct lru_group **pp;
+
+	if (--g->refs)
+		return;
+	for (pp = &group_hash[group_bucket(g->objcg)]; *pp != g; pp = &(*pp)->hnext)
+		;
+	*pp = g->hnext;
+	if (g->prev)
+		g->prev->next = g->next;
+	else
+		groups = g->next;
+	if (g->next)
+		g->next->prev = g->prev;
+	if (nr_pool < nr_pool_reserved) {	/* never: reservations fill it */
+		g->hnext = group_pool;
+		group_pool = g;
+		nr_pool++;
+	} else {
+		free(g);
+	}
+}
+
 static void lru_add_tail(uint32_t idx)
 {
 	struct handle *h = H(idx);
+	struct lru_group *g = h->grp;
 
 	h->lru_next = 0;
-	h->lru_prev = lru_tail;
-	if (lru_tail)
-		H(lru_tail - 1)->lru_next = idx + 1;
+	h->lru_prev = g->tail;
+	if (g->tail)
+		H(g->tail - 1)->lru_next = idx + 1;
 	else
-		lru_head = idx + 1;
-	lru_tail = idx + 1;
+		g->head = idx + 1;
+	g->tail = idx + 1;
 	h->on_lru = 1;
+	if (h->state == ST_LIVE)
+		g->nr_live++;
 	nr_lru++;
 }
 
 static void lru_del(uint32_t idx)
 {
 	struct handle *h = H(idx);
+	struct lru_group *g = h->grp;
 
 	if (h->lru_prev)
 		H(h->lru_prev - 1)->lru_next = h->lru_next;
 	else
-		lru_head = h->lru_next;
+		g->head = h->lru_next;
 	if (h->lru_next)
 		H(h->lru_next - 1)->lru_prev = h->lru_prev;
 	else
-		lru_tail = h->lru_prev;
+		g->tail = h->lru_prev;
 	h->lru_prev = h->lru_next = 0;
 	h->on_lru = 0;
+	if (h->state == ST_LIVE)
+		g->nr_live--;
 	nr_lru--;
+}
+
+/* Every state change but to ST_FREE: a group counts its live entries. */
+static void set_state(struct handle *h, uint8_t state)
+{
+	if (h->on_lru && (h->state == ST_LIVE) != (state == ST_LIVE)) {
+		if (state == ST_LIVE)
+			h->grp->nr_live++;
+		else
+			h->grp->nr_live--;
+	}
+	h->state = state;
 }
 
 /* The entry's memory is gone: unindex, bump the generation, free it. */
@@ -270,6 +383,10 @@ static void entry_free(uint32_t idx)
 	index_del(idx);
 	if (h->on_lru)
 		lru_del(idx);
+	if (h->grp) {
+		group_put(h->grp);
+		h->grp = NULL;
+	}
 	if (h->cc)
 		ctl_cache_put(h->cc);
 	h->addr = NULL;
@@ -327,7 +444,21 @@ void ctl_handles_exit(void)
 	buckets = NULL;
 	nr_buckets = nr_entries = free_head = nr_free = nr_reserved = 0;
 	nr_live = nr_indexed = 0;
-	lru_head = lru_tail = nr_lru = 0;
+	nr_lru = 0;
+	while (groups) {
+		struct lru_group *g = groups;
+
+		groups = g->next;
+		free(g);
+	}
+	memset(group_hash, 0, sizeof(group_hash));
+	while (group_pool) {
+		struct lru_group *g = group_pool;
+
+		group_pool = g->hnext;
+		free(g);
+	}
+	nr_pool = nr_pool_reserved = 0;
 	atomic_store(&forget_seq, 0);
 	nr_orphans = 0;
 	memset(orphans, 0, sizeof(orphans));
@@ -345,7 +476,11 @@ int ctl_handles_reserve(unsigned int n, uint64_t *seq)
 			break;
 	}
 	if (!ret)
+		ret = group_pool_fill(n);	/* each may start a group */
+	if (!ret) {
 		nr_reserved += n;
+		nr_pool_reserved += n;
+	}
 	*seq = atomic_load_explicit(&forget_seq, memory_order_relaxed);
 	pthread_mutex_unlock(&tab_lock);
 	return ret;
@@ -357,6 +492,7 @@ void ctl_handles_unreserve(unsigned int n)
 		return;
 	pthread_mutex_lock(&tab_lock);
 	nr_reserved -= n;
+	nr_pool_reserved -= n;
 	pthread_mutex_unlock(&tab_lock);
 }
 
@@ -392,6 +528,7 @@ int ctl_handles_publish(void *addr, enum ctl_kind kind, struct kmem_cache *cache
 
 	pthread_mutex_lock(&tab_lock);
 	nr_reserved--;
+	nr_pool_reserved--;
 	if (atomic_load_explicit(&forget_seq, memory_order_relaxed) != seq &&
 	    orphaned_since(addr, seq)) {
 		pthread_mutex_unlock(&tab_lock);
@@ -426,6 +563,8 @@ int ctl_handles_publish(void *addr, enum ctl_kind kind, struct kmem_cache *cache
 	h->reclaimable = reclaimable;
 	h->on_lru = 0;
 	h->state = ST_LIVE;
+	/* the objcg is the object's for good: its group now, while nothing can fail */
+	h->grp = reclaimable ? group_get(alloc_obj_objcg(addr)) : NULL;
 	atomic_store_explicit(&h->forgotten, 0, memory_order_relaxed);
 	*token = encode(idx, h->gen);
 	while (*token == 0) {		/* 0 is NULL: skip that generation */
@@ -519,7 +658,7 @@ int ctl_handles_claim(const uint64_t *tokens, unsigned int n, unsigned int kinds
 			ret = -EPERM;
 			break;
 		}
-		h->state = ST_BUSY;
+		set_state(h, ST_BUSY);
 		out[nc].idx = idx;
 		out[nc].kind = h->kind;
 		out[nc].addr = h->addr;
@@ -533,7 +672,7 @@ int ctl_handles_claim(const uint64_t *tokens, unsigned int n, unsigned int kinds
 	if (ret) {
 		*bad = i;
 		while (nc--)
-			H(out[nc].idx)->state = ST_LIVE;
+			set_state(H(out[nc].idx), ST_LIVE);
 	}
 	pthread_mutex_unlock(&tab_lock);
 	return ret ? ret : (int)nc;
@@ -551,7 +690,7 @@ unsigned int ctl_handles_claim_live(const uint64_t *tokens, unsigned int n,
 
 		if (!h || h->state != ST_LIVE)
 			continue;
-		h->state = ST_BUSY;
+		set_state(h, ST_BUSY);
 		out[nc].idx = idx;
 		out[nc].kind = h->kind;
 		out[nc].addr = h->addr;
@@ -659,14 +798,17 @@ void ctl_forget(const void *addr)
 
 /* ---- the shrinker: reclaim takes reclaimable objects, oldest first ---- */
 /*
- * Objects charged to memcg itself (reclaim visits each memcg of a subtree);
- * for the root, also the objects charged to nobody (global reclaim).
+ * A group whose objects are charged to memcg itself now (reclaim visits each
+ * memcg of a subtree); for the root, also the objects charged to nobody
+ * (global reclaim).  Only groups with a live entry: their objcg is alive.
  */
-static bool charged_to(const void *addr, struct mem_cgroup *memcg)
+static bool group_charges(const struct lru_group *g, struct mem_cgroup *memcg)
 {
-	struct mem_cgroup *m = mem_cgroup_from_obj(addr);
-
-	return m == memcg || (!m && mem_cgroup_is_root(memcg));
+	if (!g->nr_live)
+		return false;
+	if (!g->objcg)
+		return mem_cgroup_is_root(memcg);
+	return obj_cgroup_memcg(g->objcg) == memcg;
 }
 
 static unsigned long ctl_shrink_count(struct shrinker *sh, struct mem_cgroup *memcg)
@@ -675,12 +817,9 @@ static unsigned long ctl_shrink_count(struct shrinker *sh, struct mem_cgroup *me
 
 	(void)sh;
 	pthread_mutex_lock(&tab_lock);
-	for (uint32_t i = lru_head; i; i = H(i - 1)->lru_next) {
-		struct handle *h = H(i - 1);
-
-		if (h->state == ST_LIVE && charged_to(h->addr, memcg))
-			n++;
-	}
+	for (const struct lru_group *g = groups; g; g = g->next)
+		if (group_charges(g, memcg))
+			n += g->nr_live;
 	pthread_mutex_unlock(&tab_lock);
 	return n;
 }
@@ -711,19 +850,24 @@ static unsigned long ctl_shrink_scan(struct shrinker *sh, struct mem_cgroup *mem
 		unsigned int n = 0;
 
 		pthread_mutex_lock(&tab_lock);
-		for (uint32_t i = lru_head; i && n < SHRINK_BATCH && freed + n < nr;
-		     i = H(i - 1)->lru_next) {
-			struct handle *h = H(i - 1);
-
-			if (h->state != ST_LIVE || !charged_to(h->addr, memcg))
+		for (struct lru_group *g = groups; g && n < SHRINK_BATCH && freed + n < nr;
+		     g = g->next) {
+			if (!group_charges(g, memcg))
 				continue;
-			h->state = ST_BUSY;
-			c[n].idx = i - 1;
-			c[n].kind = h->kind;
-			c[n].addr = h->addr;
-			c[n].cache = h->cache;
-			c[n].forgotten = &h->forgotten;
-			n++;
+			for (uint32_t i = g->head; i && n < SHRINK_BATCH && freed + n < nr;
+			     i = H(i - 1)->lru_next) {
+				struct handle *h = H(i - 1);
+
+				if (h->state != ST_LIVE)
+					continue;
+				set_state(h, ST_BUSY);
+				c[n].idx = i - 1;
+				c[n].kind = h->kind;
+				c[n].addr = h->addr;
+				c[n].cache = h->cache;
+				c[n].forgotten = &h->forgotten;
+				n++;
+			}
 		}
 		pthread_mutex_unlock(&tab_lock);
 		if (!n)

@@ -269,7 +269,6 @@ int obj_cgroup_charge_pages(struct obj_cgroup *objcg, gfp_t gfp, unsigned int nr
 void obj_cgroup_uncharge_pages(struct obj_cgroup *objcg, unsigned int nr_pages);
 int obj_cgroup_charge(struct obj_cgroup *objcg, gfp_t gfp, size_t size);
 void obj_cgroup_uncharge(struct obj_cgroup *objcg, size_t size);
-struct mem_cgroup *obj_cgroup_memcg(struct obj_cgroup *objcg);
 void drain_all_stock(struct mem_cgroup *root);
 void memcg_flush_stock_stats(void);
 bool mem_cgroup_is_descendant(const struct mem_cgroup *memcg, const struct mem_cgroup *root);

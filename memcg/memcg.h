@@ -227,6 +227,8 @@ void unregister_shrinker(struct shrinker *s);
 
 /* The memcg an object is charged to now (after reparenting); NULL if none. */
 struct mem_cgroup *mem_cgroup_from_obj(const void *obj);
+/* The memcg an objcg charges now (its own, or an ancestor after reparenting). */
+struct mem_cgroup *obj_cgroup_memcg(struct obj_cgroup *objcg);
 bool mem_cgroup_is_descendant(const struct mem_cgroup *memcg, const struct mem_cgroup *root);
 
 /*

@@ -1260,6 +1260,63 @@ static void test_shrinker(void **state)
 	SAME_ACCT(&s0);
 }
 
+/*
+ * The shrinker's lists are per objcg: objects of a cgroup that went away
+ * follow their objcg to the parent, and the parent's reclaim takes them;
+ * a sibling's reclaim never does.
+ */
+static void test_shrinker_reparented(void **state)
+{
+	struct mem_cgroup *g = NULL, *sib = NULL;
+	struct memcg_task *t;
+	struct ctl_caller erin;
+	static uint64_t k[60], kc[20];
+	const struct memcg_file *f = memcg_file_lookup("memory.reclaim");
+	struct memcg_open *o;
+	struct snap s0;
+	unsigned int stale, stale_g;
+
+	(void)state;
+	assert_int_equal(mem_cgroup_create(child, &g), 0);
+	assert_int_equal(mem_cgroup_create(root_mem_cgroup(), &sib), 0);
+	t = memcg_task_create(700, g);
+	assert_non_null(t);
+	caller_init(&erin, 700, 1000, "erin", t, "/child/g");
+	snap_take(&s0);
+	OK(&erin, "kmalloc 2000 GFP_KERNEL_ACCOUNT|__GFP_RECLAIMABLE x60");
+	assert_int_equal(reply_handles(k, 60), 60);
+	OK(&alice, "kmalloc 2000 GFP_KERNEL_ACCOUNT|__GFP_RECLAIMABLE x20");
+	assert_int_equal(reply_handles(kc, 20), 20);
+	assert_int_equal(ctl_handles_nr_reclaimable(), 80);
+
+	/* g goes away: its objcg, and the list with it, now charge child */
+	assert_int_equal(memcg_task_attach(t, child), 0);
+	assert_int_equal(mem_cgroup_offline(g), 0);
+	mem_cgroup_put(g);
+
+	/* a sibling's reclaim finds nothing of them */
+	assert_non_null(f);
+	assert_int_equal(memcg_file_open(f, sib, &o), 0);
+	memcg_file_write(o, "1M", 2, false);	/* -EAGAIN: nothing to reclaim */
+	memcg_file_release(o);
+	assert_int_equal(ctl_handles_nr_reclaimable(), 80);
+
+	/* child's reclaim takes g's old objects and child's own */
+	write_file("memory.reclaim", "60K");
+	assert_true(ctl_handles_nr_reclaimable() <= 80 - 20);
+	stale_g = free_each(&erin, "kfree", k, 60);
+	stale = stale_g + free_each(&alice, "kfree", kc, 20);
+	print_message("shrinker after reparenting: %u of 80 reclaimed, %u of them g's\n", stale,
+		      stale_g);
+	assert_true(stale >= 20);
+	assert_true(stale_g >= 1);
+	assert_int_equal(ctl_handles_nr_reclaimable(), 0);
+	memcg_task_exit(t);
+	assert_int_equal(mem_cgroup_offline(sib), 0);
+	mem_cgroup_put(sib);
+	SAME_ACCT(&s0);
+}
+
 /* ------------------------------------------------------------------ */
 /* The ioctl batch                                                      */
 
@@ -1791,6 +1848,7 @@ int main(void)
 		T(test_forget_oom_kill),
 		T(test_forget_orphans),
 		T(test_shrinker),
+		T(test_shrinker_reparented),
 		T(test_ioctl_mixed),
 		T(test_ioctl_max_batch),
 		T(test_ioctl_malformed),
