@@ -66,4 +66,7 @@ int ctl_ioctl(const struct ctl_caller *who, unsigned int cmd,
  */
 void ctl_forget(const void *addr);
 
+/* The handle table's invariants (memcgfs.check): 0, or -EUCLEAN and why. */
+int ctl_check(char *msg, size_t len);
+
 #endif

@@ -39,6 +39,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -899,6 +900,113 @@ unsigned long ctl_handles_nr_reclaimable(void)
 	n = nr_lru;
 	pthread_mutex_unlock(&tab_lock);
 	return n;
+}
+
+/* ---- the invariant checker ---- */
+static int __attribute__((format(printf, 3, 4))) check_fail(char *msg, size_t len,
+							     const char *fmt, ...)
+{
+	va_list ap;
+
+	if (msg && len) {
+		va_start(ap, fmt);
+		vsnprintf(msg, len, fmt, ap);
+		va_end(ap);
+	}
+	return -EUCLEAN;
+}
+
+/* Table lock held. */
+static int check_locked(char *msg, size_t len)
+{
+	uint32_t live = 0, free_n = 0, indexed = 0, on_lru = 0, lists = 0;
+
+	for (uint32_t idx = 0; idx < nr_entries; idx++) {
+		const struct handle *h = H(idx);
+
+		if (h->state == ST_FREE) {
+			if (h->on_lru || h->grp || h->addr)
+				return check_fail(msg, len, "handle %u: free but still in use", idx);
+			continue;
+		}
+		live++;
+		if (h->on_lru) {
+			on_lru++;
+			if (!h->grp)
+				return check_fail(msg, len, "handle %u: on a shrinker list without one",
+						  idx);
+		}
+		if (h->reclaimable != (h->grp != NULL))
+			return check_fail(msg, len, "handle %u: reclaimable %u but %s shrinker list",
+					  idx, h->reclaimable, h->grp ? "a" : "no");
+	}
+	for (uint32_t i = free_head; i; i = H(i - 1)->next) {
+		if (H(i - 1)->state != ST_FREE)
+			return check_fail(msg, len, "handle %u on the free list is in use", i - 1);
+		if (++free_n > nr_entries)
+			return check_fail(msg, len, "the free list loops");
+	}
+	for (uint32_t b = 0; b < nr_buckets; b++)
+		for (uint32_t i = buckets[b]; i; i = H(i - 1)->next) {
+			if (H(i - 1)->state == ST_FREE)
+				return check_fail(msg, len, "handle %u: free but indexed", i - 1);
+			if (addr_hash(H(i - 1)->addr, nr_buckets) != b)
+				return check_fail(msg, len, "handle %u indexed in the wrong bucket",
+						  i - 1);
+			if (++indexed > nr_entries)
+				return check_fail(msg, len, "an index chain loops");
+		}
+	if (live != nr_live || free_n != nr_free || live + free_n != nr_entries ||
+	    indexed != nr_indexed || indexed != live)
+		return check_fail(msg, len, "%u entries: %u in use (counted %u), %u free (counted %u), "
+				  "%u indexed (counted %u)", nr_entries, live, nr_live, free_n,
+				  nr_free, indexed, nr_indexed);
+	if (nr_free < nr_reserved || nr_pool < nr_pool_reserved)
+		return check_fail(msg, len, "reservations %u/%u exceed what is free %u/%u",
+				  nr_reserved, nr_pool_reserved, nr_free, nr_pool);
+	for (const struct lru_group *g = groups; g; g = g->next) {
+		uint32_t n = 0, nl = 0, refs = 0, prev = 0;
+
+		for (uint32_t i = g->head; i; prev = i, i = H(i - 1)->lru_next) {
+			const struct handle *h = H(i - 1);
+
+			if (h->grp != g || !h->on_lru || h->lru_prev != prev)
+				return check_fail(msg, len, "a shrinker list is broken at handle %u",
+						  i - 1);
+			if (++n > on_lru)
+				return check_fail(msg, len, "a shrinker list loops");
+			nl += h->state == ST_LIVE;
+		}
+		if (prev != g->tail)
+			return check_fail(msg, len, "a shrinker list's tail is not its last entry");
+		for (uint32_t idx = 0; idx < nr_entries; idx++)
+			refs += H(idx)->grp == g;
+		if (nl != g->nr_live || refs != g->refs || !refs)
+			return check_fail(msg, len, "a shrinker list: %u live (counted %u), named by "
+					  "%u handles (counted %u)", nl, g->nr_live, refs, g->refs);
+		lists += n;
+	}
+	if (lists != on_lru || on_lru != nr_lru)
+		return check_fail(msg, len, "%u handles on shrinker lists, %u listed, %u counted",
+				  on_lru, lists, nr_lru);
+	return 0;
+}
+
+int ctl_check(char *msg, size_t len)
+{
+	return ctl_handles_check(msg, len);
+}
+
+int ctl_handles_check(char *msg, size_t len)
+{
+	int ret;
+
+	if (msg && len)
+		msg[0] = '\0';
+	pthread_mutex_lock(&tab_lock);
+	ret = buckets ? check_locked(msg, len) : 0;
+	pthread_mutex_unlock(&tab_lock);
+	return ret;
 }
 
 /* ---- the cache registry ---- */

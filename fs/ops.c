@@ -571,6 +571,8 @@ static int render(struct fs_handle *h)
 			err = sb_printf(&h->snap, "alloc: %s\n", msg);
 		else if (memcg_check(msg, sizeof(msg)))
 			err = sb_printf(&h->snap, "memcg: %s\n", msg);
+		else if (ctl_check(msg, sizeof(msg)))
+			err = sb_printf(&h->snap, "ctl: %s\n", msg);
 		else
 			err = sb_printf(&h->snap, "ok\n");
 		break;

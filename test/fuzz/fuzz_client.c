@@ -269,6 +269,12 @@ void fuzz_ctl_cleanup(void)
 	tasks_exit();
 	tasks_create();
 	fuzz_check("after the input");
+	{
+		char msg[256];
+
+		if (ctl_handles_check(msg, sizeof(msg)))
+			fuzz_die("after the input: ctl_handles_check: %s", msg);
+	}
 	usage = mem_cgroup_usage_pages(fuzz_ctl.child);
 	stat_read_all(stat);
 	alloc_stats(&st);
