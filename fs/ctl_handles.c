@@ -487,13 +487,21 @@ int ctl_handles_reserve(unsigned int n, uint64_t *seq)
 	return ret;
 }
 
+/* Spare list structures kept beyond the reservations (a request's end trims). */
+#define GROUP_POOL_SPARE	64u
+
 void ctl_handles_unreserve(unsigned int n)
 {
-	if (!n)
-		return;
 	pthread_mutex_lock(&tab_lock);
 	nr_reserved -= n;
 	nr_pool_reserved -= n;
+	while (nr_pool > nr_pool_reserved + GROUP_POOL_SPARE) {
+		struct lru_group *g = group_pool;
+
+		group_pool = g->hnext;
+		nr_pool--;
+		free(g);
+	}
 	pthread_mutex_unlock(&tab_lock);
 }
 
