@@ -278,8 +278,19 @@ static int exec_alloc(const struct ctl_caller *who, struct ctl_exec *x)
 		}
 		used++;
 		any_reclaimable |= reclaimable && oc;
-		if (ctl_handles_publish(p, kind, oc, page_id, cc, reclaimable && oc, who->uid, seq,
-					&x->out[i])) {
+		e = ctl_handles_publish(p, kind, oc, page_id, cc, reclaimable && oc, who->uid, seq,
+					&x->out[i]);
+		if (e == -ENOMEM) {
+			/* no memory for its shrinker list: still ours, free it */
+			if (kind == CTL_KIND_CACHE)
+				kmem_cache_free(oc, p);
+			else
+				kfree(p);
+			err = fail(x, -ENOMEM, "%s: no memory for handle %u of %u; the others were "
+				   "freed", op_name(x->op), i + 1, n);
+			break;
+		}
+		if (e) {
 			err = fail(x, -ENOMEM, "%s: allocation %u of %u was freed by memcg (OOM kill) "
 				   "during the request", op_name(x->op), i + 1, n);
 			break;

@@ -19,8 +19,9 @@
  * O(lists), not O(objects); scanning walks only those lists.  A list's
  * objcg is alive while the list holds a live entry (the object's charge
  * keeps it), so only such lists are looked at; the list itself lives while
- * any entry (live or being freed) names it.  Its memory comes from a pool
- * that ctl_handles_reserve() fills, so publishing never fails.
+ * any entry (live or being freed) names it.  A new list is allocated at
+ * publish: the one publish that can fail for want of memory, and its
+ * caller frees the object and fails the request.
  *
  * A token is (generation << 32 | index) through a 4-round Feistel
  * permutation keyed at start-up: bijective, so decoding is exact; opaque
@@ -113,8 +114,6 @@ struct lru_group {
 #define GROUP_BUCKETS	256u
 static struct lru_group *group_hash[GROUP_BUCKETS];
 static struct lru_group *groups;		/* every group */
-static struct lru_group *group_pool;		/* spare structures (hnext) */
-static uint32_t nr_pool, nr_pool_reserved;
 static uint32_t nr_lru;
 static uint32_t key[4];
 static struct {
@@ -261,22 +260,7 @@ static unsigned int group_bucket(const struct obj_cgroup *objcg)
 	       (GROUP_BUCKETS - 1);
 }
 
-/* Fill the pool to cover the reservations plus n more (table lock held). */
-static int group_pool_fill(uint32_t n)
-{
-	while (nr_pool < nr_pool_reserved + n) {
-		struct lru_group *g = malloc(sizeof(*g));
-
-		if (!g)
-			return -ENOMEM;
-		g->hnext = group_pool;
-		group_pool = g;
-		nr_pool++;
-	}
-	return 0;
-}
-
-/* objcg's group, made from the pool (a reservation covers it) if new. */
+/* objcg's list, made if new (NULL: no memory for it).  Table lock held. */
 static struct lru_group *group_get(struct obj_cgroup *objcg)
 {
 	unsigned int b = group_bucket(objcg);
@@ -286,10 +270,9 @@ static struct lru_group *group_get(struct obj_cgroup *objcg)
 		if (g->objcg == objcg)
 			break;
 	if (!g) {
-		g = group_pool;
-		group_pool = g->hnext;
-		nr_pool--;
-		memset(g, 0, sizeof(*g));
+		g = calloc(1, sizeof(*g));
+		if (!g)
+			return NULL;
 		g->objcg = objcg;
 		g->hnext = group_hash[b];
 		group_hash[b] = g;
@@ -317,13 +300,7 @@ static void group_put(struct lru_group *g)
 		groups = g->next;
 	if (g->next)
 		g->next->prev = g->prev;
-	if (nr_pool < nr_pool_reserved) {	/* never: reservations fill it */
-		g->hnext = group_pool;
-		group_pool = g;
-		nr_pool++;
-	} else {
-		free(g);
-	}
+	free(g);
 }
 
 static void lru_add_tail(uint32_t idx)
@@ -453,13 +430,6 @@ void ctl_handles_exit(void)
 		free(g);
 	}
 	memset(group_hash, 0, sizeof(group_hash));
-	while (group_pool) {
-		struct lru_group *g = group_pool;
-
-		group_pool = g->hnext;
-		free(g);
-	}
-	nr_pool = nr_pool_reserved = 0;
 	atomic_store(&forget_seq, 0);
 	nr_orphans = 0;
 	memset(orphans, 0, sizeof(orphans));
@@ -477,31 +447,18 @@ int ctl_handles_reserve(unsigned int n, uint64_t *seq)
 			break;
 	}
 	if (!ret)
-		ret = group_pool_fill(n);	/* each may start a group */
-	if (!ret) {
 		nr_reserved += n;
-		nr_pool_reserved += n;
-	}
 	*seq = atomic_load_explicit(&forget_seq, memory_order_relaxed);
 	pthread_mutex_unlock(&tab_lock);
 	return ret;
 }
 
-/* Spare list structures kept beyond the reservations (a request's end trims). */
-#define GROUP_POOL_SPARE	64u
-
 void ctl_handles_unreserve(unsigned int n)
 {
+	if (!n)
+		return;
 	pthread_mutex_lock(&tab_lock);
 	nr_reserved -= n;
-	nr_pool_reserved -= n;
-	while (nr_pool > nr_pool_reserved + GROUP_POOL_SPARE) {
-		struct lru_group *g = group_pool;
-
-		group_pool = g->hnext;
-		nr_pool--;
-		free(g);
-	}
 	pthread_mutex_unlock(&tab_lock);
 }
 
@@ -532,12 +489,12 @@ int ctl_handles_publish(void *addr, enum ctl_kind kind, struct kmem_cache *cache
 			uint64_t page_id, struct ctl_cache *cc, bool reclaimable,
 			uid_t uid, uint64_t seq, uint64_t *token)
 {
+	struct lru_group *grp = NULL;
 	struct handle *h;
 	uint32_t idx, i;
 
 	pthread_mutex_lock(&tab_lock);
 	nr_reserved--;
-	nr_pool_reserved--;
 	if (atomic_load_explicit(&forget_seq, memory_order_relaxed) != seq &&
 	    orphaned_since(addr, seq)) {
 		pthread_mutex_unlock(&tab_lock);
@@ -556,6 +513,14 @@ int ctl_handles_publish(void *addr, enum ctl_kind kind, struct kmem_cache *cache
 			entry_free(i - 1);
 		i = next;
 	}
+	/* the objcg is the object's for good: its list now, or no handle */
+	if (reclaimable) {
+		grp = group_get(alloc_obj_objcg(addr));
+		if (!grp) {
+			pthread_mutex_unlock(&tab_lock);
+			return -ENOMEM;
+		}
+	}
 	idx = free_head - 1;		/* reserved: the free list has it */
 	h = H(idx);
 	free_head = h->next;
@@ -572,8 +537,7 @@ int ctl_handles_publish(void *addr, enum ctl_kind kind, struct kmem_cache *cache
 	h->reclaimable = reclaimable;
 	h->on_lru = 0;
 	h->state = ST_LIVE;
-	/* the objcg is the object's for good: its group now, while nothing can fail */
-	h->grp = reclaimable ? group_get(alloc_obj_objcg(addr)) : NULL;
+	h->grp = grp;
 	atomic_store_explicit(&h->forgotten, 0, memory_order_relaxed);
 	*token = encode(idx, h->gen);
 	while (*token == 0) {		/* 0 is NULL: skip that generation */
@@ -969,9 +933,8 @@ static int check_locked(char *msg, size_t len)
 		return check_fail(msg, len, "%u entries: %u in use (counted %u), %u free (counted %u), "
 				  "%u indexed (counted %u)", nr_entries, live, nr_live, free_n,
 				  nr_free, indexed, nr_indexed);
-	if (nr_free < nr_reserved || nr_pool < nr_pool_reserved)
-		return check_fail(msg, len, "reservations %u/%u exceed what is free %u/%u",
-				  nr_reserved, nr_pool_reserved, nr_free, nr_pool);
+	if (nr_free < nr_reserved)
+		return check_fail(msg, len, "%u entries reserved but %u free", nr_reserved, nr_free);
 	for (const struct lru_group *g = groups; g; g = g->next) {
 		uint32_t n = 0, nl = 0, refs = 0, prev = 0;
 

@@ -83,7 +83,8 @@ bool ctl_handles_quiet_since(uint64_t seq);
  * the shrinker's only when its request commits.
  * Returns 0 and the token, or -ESTALE when memcg already freed the memory
  * (ctl_forget of addr since seq, before it was published): the caller must
- * not free it.
+ * not free it; or -ENOMEM when a reclaimable object's shrinker list could
+ * not be made: the object is not published and the caller frees it.
  */
 int ctl_handles_publish(void *addr, enum ctl_kind kind, struct kmem_cache *cache,
 			uint64_t page_id, struct ctl_cache *cc, bool reclaimable,
