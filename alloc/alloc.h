@@ -365,6 +365,12 @@ void alloc_stats(struct alloc_stats *st);
  * -EUCLEAN with the first violation described in msg.
  */
 int alloc_check(char *msg, size_t len);
+/*
+ * check_fail - what every layer's invariant checker returns on a violation:
+ * the description printf'd into msg (when msg and len), -EUCLEAN.
+ */
+int check_fail(char *msg, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /*
  * kmem_cache_shrink - flush every CPU slab and partial list of the cache and

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int __attribute__((format(printf, 3, 4))) fail(char *msg, size_t len, const char *fmt, ...)
+int check_fail(char *msg, size_t len, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -68,13 +68,13 @@ static int check_locked(char *msg, size_t len)
 			unsigned long pfn = page_to_pfn(p);
 
 			if (p->kind != PAGE_KIND_FREE || p->order != o || pfn & ((1ul << o) - 1)) {
-				ret = fail(msg, len, "buddy: bad free block pfn %lu order %u", pfn, o);
+				ret = check_fail(msg, len, "buddy: bad free block pfn %lu order %u", pfn, o);
 				goto out;
 			}
 			for (unsigned long i = 0; i < (1ul << o); i++) {
 				if (in_free[pfn + i] ||
 				    (i && p[i].kind != PAGE_KIND_BUDDY_TAIL)) {
-					ret = fail(msg, len, "buddy: page %lu both free and used", pfn + i);
+					ret = check_fail(msg, len, "buddy: page %lu both free and used", pfn + i);
 					goto out;
 				}
 				in_free[pfn + i] = 1;
@@ -83,13 +83,13 @@ static int check_locked(char *msg, size_t len)
 			n++;
 		}
 		if (n != z->nr_free[o]) {
-			ret = fail(msg, len, "buddy: order %u lists %lu blocks, counter %lu",
+			ret = check_fail(msg, len, "buddy: order %u lists %lu blocks, counter %lu",
 				   o, n, z->nr_free[o]);
 			goto out;
 		}
 	}
 	if (free_pages != z->free_pages) {
-		ret = fail(msg, len, "buddy: %lu free pages listed, counter %lu",
+		ret = check_fail(msg, len, "buddy: %lu free pages listed, counter %lu",
 			   free_pages, z->free_pages);
 		goto out;
 	}
@@ -105,14 +105,14 @@ static int check_locked(char *msg, size_t len)
 		}
 		if (p->kind != PAGE_KIND_SLAB && p->kind != PAGE_KIND_LARGE_KMALLOC &&
 		    p->kind != PAGE_KIND_PAGES) {
-			ret = fail(msg, len, "page %lu: kind %u outside any block", pfn, p->kind);
+			ret = check_fail(msg, len, "page %lu: kind %u outside any block", pfn, p->kind);
 			goto out;
 		}
 		n = 1ul << p->order;
 		for (unsigned long i = 1; i < n; i++) {
 			if (pfn + i >= machine.nr_pages || p[i].kind != PAGE_KIND_TAIL ||
 			    p[i].head != p || in_free[pfn + i]) {
-				ret = fail(msg, len, "page %lu: bad tail of block %lu", pfn + i, pfn);
+				ret = check_fail(msg, len, "page %lu: bad tail of block %lu", pfn + i, pfn);
 				goto out;
 			}
 		}
@@ -125,7 +125,7 @@ static int check_locked(char *msg, size_t len)
 		pfn += n;
 	}
 	if (slab_pages != z->slab_pages || large != z->large_pages || allocd != z->alloc_pages) {
-		ret = fail(msg, len, "page counters: slab %lu/%lu large %lu/%lu pages %lu/%lu",
+		ret = check_fail(msg, len, "page counters: slab %lu/%lu large %lu/%lu pages %lu/%lu",
 			   slab_pages, z->slab_pages, large, z->large_pages, allocd, z->alloc_pages);
 		goto out;
 	}
@@ -149,7 +149,7 @@ static int check_locked(char *msg, size_t len)
 			nr_slabs++;
 			nr_objs += slab->objects;
 			if (slab->objects != s->objects && slab->objects != s->min_objects) {
-				ret = fail(msg, len, "%s: slab %lu has %u objects", s->name, pfn, slab->objects);
+				ret = check_fail(msg, len, "%s: slab %lu has %u objects", s->name, pfn, slab->objects);
 				goto out;
 			}
 			memset(seen, 0, slab->objects);
@@ -161,7 +161,7 @@ static int check_locked(char *msg, size_t len)
 				if (cc->slab == slab) {
 					if (on_cpu) {
 						spin_unlock(&slab->lock);
-						ret = fail(msg, len, "%s: slab %lu is two CPUs' slab", s->name, pfn);
+						ret = check_fail(msg, len, "%s: slab %lu is two CPUs' slab", s->name, pfn);
 						goto out;
 					}
 					on_cpu = true;
@@ -182,32 +182,32 @@ static int check_locked(char *msg, size_t len)
 			frozen = slab->frozen;
 			spin_unlock(&slab->lock);
 			if (nfree < 0 || ncpu < 0 || npend < 0) {
-				ret = fail(msg, len, "%s: slab %lu: corrupt freelist", s->name, pfn);
+				ret = check_fail(msg, len, "%s: slab %lu: corrupt freelist", s->name, pfn);
 				goto out;
 			}
 			/* a slab leaving or joining a CPU may be frozen for a moment */
 			if (on_cpu && !frozen) {
-				ret = fail(msg, len, "%s: slab %lu: a CPU slab that is not frozen",
+				ret = check_fail(msg, len, "%s: slab %lu: a CPU slab that is not frozen",
 					   s->name, pfn);
 				goto out;
 			}
 			/* the CPU's own freelist and pending runs are counted in inuse */
 			if (inuse + nfree != slab->objects || ncpu + npend > inuse ||
 			    (!frozen && ncpu)) {
-				ret = fail(msg, len, "%s: slab %lu: inuse %u + free %ld != %u (cpu %ld, pending %ld)",
+				ret = check_fail(msg, len, "%s: slab %lu: inuse %u + free %ld != %u (cpu %ld, pending %ld)",
 					   s->name, pfn, inuse, nfree, slab->objects, ncpu, npend);
 				goto out;
 			}
 			if (slab->on_node_partial) {
 				nr_partial++;
 				if (on_cpu || on_cpu_partial || !nfree) {
-					ret = fail(msg, len, "%s: slab %lu on node partial but cpu %d cpu-partial %d free %ld",
+					ret = check_fail(msg, len, "%s: slab %lu on node partial but cpu %d cpu-partial %d free %ld",
 						   s->name, pfn, on_cpu, on_cpu_partial, nfree);
 					goto out;
 				}
 			}
 			if (on_cpu && on_cpu_partial) {
-				ret = fail(msg, len, "%s: slab %lu both CPU slab and CPU partial", s->name, pfn);
+				ret = check_fail(msg, len, "%s: slab %lu both CPU slab and CPU partial", s->name, pfn);
 				goto out;
 			}
 		}
@@ -221,7 +221,7 @@ static int check_locked(char *msg, size_t len)
 				np += s->node[i].nr_partial;
 			}
 			if (cs != nr_slabs || co != nr_objs || np != nr_partial) {
-				ret = fail(msg, len, "%s: counters slabs %ld/%ld objects %ld/%ld partial %lu/%lu",
+				ret = check_fail(msg, len, "%s: counters slabs %ld/%ld objects %ld/%ld partial %lu/%lu",
 					   s->name, nr_slabs, cs, nr_objs, co, nr_partial, np);
 				goto out;
 			}
@@ -238,7 +238,7 @@ int alloc_check(char *msg, size_t len)
 	int ret;
 
 	if (!machine_up)
-		return fail(msg, len, "no machine");
+		return check_fail(msg, len, "no machine");
 	if (msg && len)
 		msg[0] = '\0';
 	pthread_mutex_lock(&slab_mutex);

@@ -40,7 +40,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -874,20 +873,7 @@ unsigned long ctl_handles_nr_reclaimable(void)
 	return n;
 }
 
-/* ---- the invariant checker ---- */
-static int __attribute__((format(printf, 3, 4))) check_fail(char *msg, size_t len,
-							     const char *fmt, ...)
-{
-	va_list ap;
-
-	if (msg && len) {
-		va_start(ap, fmt);
-		vsnprintf(msg, len, fmt, ap);
-		va_end(ap);
-	}
-	return -EUCLEAN;
-}
-
+/* ---- the invariant checker (check_fail: alloc.h) ---- */
 /* Table lock held. */
 static int check_locked(char *msg, size_t len)
 {

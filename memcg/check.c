@@ -9,20 +9,7 @@
 #include "internal.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
-
-static int __attribute__((format(printf, 3, 4))) fail(char *msg, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (msg && len) {
-		va_start(ap, fmt);
-		vsnprintf(msg, len, fmt, ap);
-		va_end(ap);
-	}
-	return -EUCLEAN;
-}
 
 /* Stock pages of a subtree (root excluded: never charged). */
 static unsigned long subtree_stock_pages(const struct mem_cgroup *memcg)
@@ -48,7 +35,7 @@ static int check_memcg(const struct mem_cgroup *memcg, char *msg, size_t len)
 	if (memcg == root_memcg)
 		return 0;
 	if (usage != atomic_load(&memcg->local_charge) + children)
-		return fail(msg, len, "memcg %u: usage %ld != own %ld + children %ld",
+		return check_fail(msg, len, "memcg %u: usage %ld != own %ld + children %ld",
 			    memcg->id, usage, atomic_load(&memcg->local_charge), children);
 	{
 		long charged = memcg_state_all_nodes(memcg, MI_KMEM) +
@@ -58,18 +45,18 @@ static int check_memcg(const struct mem_cgroup *memcg, char *msg, size_t len)
 			       (long)subtree_stock_pages(memcg);
 
 		if (usage != charged)
-			return fail(msg, len, "memcg %u: usage %ld pages but kernel+anon+file+sock+stocks %ld",
+			return check_fail(msg, len, "memcg %u: usage %ld pages but kernel+anon+file+sock+stocks %ld",
 				    memcg->id, usage, charged);
 	}
 	/* refcnt 0: released, freed after its grace period */
 	if (atomic_load(&memcg->refcnt) < 0)
-		return fail(msg, len, "memcg %u in the tree with refcnt %ld", memcg->id,
+		return check_fail(msg, len, "memcg %u in the tree with refcnt %ld", memcg->id,
 			    atomic_load(&memcg->refcnt));
 	for (const struct obj_cgroup *o = memcg->objcg_list; o; o = o->next) {
 		if (atomic_load(&o->memcg) != memcg)
-			return fail(msg, len, "memcg %u lists an objcg of another memcg", memcg->id);
+			return check_fail(msg, len, "memcg %u lists an objcg of another memcg", memcg->id);
 		if (atomic_load(&o->refcnt) < 0)
-			return fail(msg, len, "memcg %u: objcg with refcnt %ld", memcg->id,
+			return check_fail(msg, len, "memcg %u: objcg with refcnt %ld", memcg->id,
 				    atomic_load(&o->refcnt));
 	}
 	return 0;
@@ -89,7 +76,7 @@ static int check_tasks(const struct mem_cgroup *memcg, char *msg, size_t len)
 	for (const struct memcg_task *t = all_tasks; t; t = t->tnext)
 		n += t->memcg == memcg;
 	if (n != memcg->nr_tasks)
-		return fail(msg, len, "memcg %u: %lu tasks counted but %lu attached", memcg->id,
+		return check_fail(msg, len, "memcg %u: %lu tasks counted but %lu attached", memcg->id,
 			    memcg->nr_tasks, n);
 	return 0;
 }
@@ -99,7 +86,7 @@ int memcg_check(char *msg, size_t len)
 	int ret;
 
 	if (!memcg_up)
-		return fail(msg, len, "no memory controller");
+		return check_fail(msg, len, "no memory controller");
 	if (msg && len)
 		msg[0] = '\0';
 	memcg_stats_flush();
