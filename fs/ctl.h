@@ -66,7 +66,12 @@ int ctl_ioctl(const struct ctl_caller *who, unsigned int cmd,
  */
 void ctl_forget(const void *addr);
 
-/* The handle table's invariants (memcgfs.check): 0, or -EUCLEAN and why. */
+/*
+ * ctl_check - the handle table's invariants (memcgfs.check): the free list,
+ * live count and address index agree with the entries; each shrinker list
+ * is well linked and counts its live entries, and the lists' references
+ * are the handles naming them.  0, or -EUCLEAN and the first violation.
+ */
 int ctl_check(char *msg, size_t len);
 
 #endif

@@ -60,10 +60,9 @@ struct handle {
 	uint32_t uid;
 	uint32_t next;			/* hash chain or free list: index + 1, 0 = end */
 	uint32_t lru_prev, lru_next;	/* its group's list, index + 1 */
-	struct lru_group *grp;		/* reclaimable: the objcg's list */
+	struct lru_group *grp;		/* a reclaimable object's: its objcg's list */
 	uint8_t kind;
 	uint8_t state;
-	uint8_t reclaimable;		/* a reclaimable slab object */
 	uint8_t on_lru;
 	_Atomic uint8_t forgotten;
 };
@@ -370,7 +369,6 @@ static void entry_free(uint32_t idx)
 	h->cache = NULL;
 	h->cc = NULL;
 	h->kind = CTL_KIND_NONE;
-	h->reclaimable = 0;
 	h->state = ST_FREE;
 	atomic_store_explicit(&h->forgotten, 0, memory_order_relaxed);
 	if (++h->gen == 0)
@@ -533,7 +531,6 @@ int ctl_handles_publish(void *addr, enum ctl_kind kind, struct kmem_cache *cache
 	h->cc = cc;
 	h->uid = (uint32_t)uid;
 	h->kind = (uint8_t)kind;
-	h->reclaimable = reclaimable;
 	h->on_lru = 0;
 	h->state = ST_LIVE;
 	h->grp = grp;
@@ -707,7 +704,7 @@ bool ctl_handles_commit(const uint64_t *tokens, unsigned int n)
 		uint32_t idx = 0;
 		struct handle *h = lookup(tokens[i], &idx);
 
-		if (h->reclaimable && !h->on_lru)
+		if (h->grp && !h->on_lru)
 			lru_add_tail(idx);
 	}
 	pthread_mutex_unlock(&tab_lock);
@@ -877,7 +874,7 @@ unsigned long ctl_handles_nr_reclaimable(void)
 /* Table lock held. */
 static int check_locked(char *msg, size_t len)
 {
-	uint32_t live = 0, free_n = 0, indexed = 0, on_lru = 0, lists = 0;
+	uint32_t live = 0, free_n = 0, indexed = 0, on_lru = 0, lists = 0, named = 0, refs = 0;
 
 	for (uint32_t idx = 0; idx < nr_entries; idx++) {
 		const struct handle *h = H(idx);
@@ -894,9 +891,7 @@ static int check_locked(char *msg, size_t len)
 				return check_fail(msg, len, "handle %u: on a shrinker list without one",
 						  idx);
 		}
-		if (h->reclaimable != (h->grp != NULL))
-			return check_fail(msg, len, "handle %u: reclaimable %u but %s shrinker list",
-					  idx, h->reclaimable, h->grp ? "a" : "no");
+		named += h->grp != NULL;
 	}
 	for (uint32_t i = free_head; i; i = H(i - 1)->next) {
 		if (H(i - 1)->state != ST_FREE)
@@ -922,7 +917,7 @@ static int check_locked(char *msg, size_t len)
 	if (nr_free < nr_reserved)
 		return check_fail(msg, len, "%u entries reserved but %u free", nr_reserved, nr_free);
 	for (const struct lru_group *g = groups; g; g = g->next) {
-		uint32_t n = 0, nl = 0, refs = 0, prev = 0;
+		uint32_t n = 0, nl = 0, prev = 0;
 
 		for (uint32_t i = g->head; i; prev = i, i = H(i - 1)->lru_next) {
 			const struct handle *h = H(i - 1);
@@ -936,25 +931,22 @@ static int check_locked(char *msg, size_t len)
 		}
 		if (prev != g->tail)
 			return check_fail(msg, len, "a shrinker list's tail is not its last entry");
-		for (uint32_t idx = 0; idx < nr_entries; idx++)
-			refs += H(idx)->grp == g;
-		if (nl != g->nr_live || refs != g->refs || !refs)
-			return check_fail(msg, len, "a shrinker list: %u live (counted %u), named by "
-					  "%u handles (counted %u)", nl, g->nr_live, refs, g->refs);
+		if (nl != g->nr_live || !g->refs)
+			return check_fail(msg, len, "a shrinker list: %u live (counted %u), %u references",
+					  nl, g->nr_live, g->refs);
 		lists += n;
+		refs += g->refs;
 	}
 	if (lists != on_lru || on_lru != nr_lru)
 		return check_fail(msg, len, "%u handles on shrinker lists, %u listed, %u counted",
 				  on_lru, lists, nr_lru);
+	if (named != refs)
+		return check_fail(msg, len, "%u handles name a shrinker list, the lists count %u",
+				  named, refs);
 	return 0;
 }
 
 int ctl_check(char *msg, size_t len)
-{
-	return ctl_handles_check(msg, len);
-}
-
-int ctl_handles_check(char *msg, size_t len)
 {
 	int ret;
 

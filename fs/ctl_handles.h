@@ -120,13 +120,6 @@ void ctl_handles_release(const struct ctl_claim *c, unsigned int n);
 /* Live handles, and those of them the shrinker may take (tests, stats). */
 unsigned long ctl_handles_nr_live(void);
 unsigned long ctl_handles_nr_reclaimable(void);
-/*
- * The table's invariants: the free list, live count and address index agree
- * with the entries; each shrinker list is well linked, counts its live
- * entries and the entries that name it.  0, or -EUCLEAN and the first
- * violation in msg.
- */
-int ctl_handles_check(char *msg, size_t len);
 
 /* ---- the cache registry ---- */
 int ctl_cache_create(const char *name, unsigned int size, unsigned int align,

@@ -1068,7 +1068,7 @@ void memcg_lru_add(struct mem_cgroup *memcg, struct page *page, enum lru_list lr
 	if (page->lru_next)
 		page->lru_next->lru_prev = page;
 	l->head[lru] = page;
-	WRITE_ONCE(l->nr[lru], l->nr[lru] + ((unsigned long)n));
+	WRITE_ONCE(l->nr[lru], l->nr[lru] + (unsigned long)n);
 	set_page_lru(page, lru);
 	pthread_mutex_unlock(&memcg->lru_lock);
 	mod_memcg_state(memcg, nid, lru_items[lru], n);

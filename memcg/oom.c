@@ -104,11 +104,7 @@ void memcg_oom_kill_task(struct memcg_task *t)
 	struct mem_cgroup *memcg;
 	bool exited;
 
-	/* memcg_task_attach() swaps t->memcg and drops the old one under t->lock */
-	pthread_mutex_lock(&t->lock);
-	memcg = t->memcg;
-	css_get(memcg);
-	pthread_mutex_unlock(&t->lock);
+	memcg = get_task_memcg(t);
 	WRITE_ONCE(t->oom_killed, true);
 	memcg_task_free_owned(t);
 	memcg_memory_event(memcg, MEMCG_OOM_KILL);

@@ -114,13 +114,13 @@ static void shrink_active_list(struct mem_cgroup *memcg, int nid, unsigned long 
 		l->head[LRU_ACTIVE_FILE] = page->lru_next;
 		if (page->lru_next)
 			page->lru_next->lru_prev = NULL;
-		WRITE_ONCE(l->nr[LRU_ACTIVE_FILE], l->nr[LRU_ACTIVE_FILE] - (n));
+		WRITE_ONCE(l->nr[LRU_ACTIVE_FILE], l->nr[LRU_ACTIVE_FILE] - n);
 		page->lru_prev = NULL;
 		page->lru_next = l->head[LRU_INACTIVE_FILE];
 		if (page->lru_next)
 			page->lru_next->lru_prev = page;
 		l->head[LRU_INACTIVE_FILE] = page;
-		WRITE_ONCE(l->nr[LRU_INACTIVE_FILE], l->nr[LRU_INACTIVE_FILE] + (n));
+		WRITE_ONCE(l->nr[LRU_INACTIVE_FILE], l->nr[LRU_INACTIVE_FILE] + n);
 		set_page_lru(page, LRU_INACTIVE_FILE);
 		moved += n;
 	}
@@ -177,7 +177,7 @@ static unsigned long shrink_inactive_list(struct mem_cgroup *memcg, int nid, uns
 		if (page->lru_next)
 			page->lru_next->lru_prev = page->lru_prev;
 		page->lru_prev = NULL;
-		WRITE_ONCE(l->nr[LRU_INACTIVE_FILE], l->nr[LRU_INACTIVE_FILE] - (n));
+		WRITE_ONCE(l->nr[LRU_INACTIVE_FILE], l->nr[LRU_INACTIVE_FILE] - n);
 		set_page_lru(page, PAGE_LRU_NONE);
 		page->flags |= PAGE_FLAG_ISOLATED | PAGE_FLAG_GONE;
 		page->lru_next = victims;

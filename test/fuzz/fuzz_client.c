@@ -272,8 +272,8 @@ void fuzz_ctl_cleanup(void)
 	{
 		char msg[256];
 
-		if (ctl_handles_check(msg, sizeof(msg)))
-			fuzz_die("after the input: ctl_handles_check: %s", msg);
+		if (ctl_check(msg, sizeof(msg)))
+			fuzz_die("after the input: ctl_check: %s", msg);
 	}
 	usage = mem_cgroup_usage_pages(fuzz_ctl.child);
 	stat_read_all(stat);

@@ -112,8 +112,8 @@ static void check_invariants(void)
 		print_error("alloc_check: %s\n", msg);
 		fail();
 	}
-	if (ctl_handles_check(msg, sizeof(msg))) {
-		print_error("ctl_handles_check: %s\n", msg);
+	if (ctl_check(msg, sizeof(msg))) {
+		print_error("ctl_check: %s\n", msg);
 		fail();
 	}
 }
@@ -1217,7 +1217,7 @@ static void test_shrinker(void **state)
 	OK(&alice, "kmalloc 100 GFP_KERNEL_ACCOUNT");
 	u = one_handle();
 	assert_int_equal(ctl_handles_nr_reclaimable(), 304);
-	assert_int_equal(ctl_handles_check(NULL, 0), 0);
+	assert_int_equal(ctl_check(NULL, 0), 0);
 
 	/* 800K of sock pages: the oldest objects make room */
 	trace_set_on(true);
@@ -1293,7 +1293,7 @@ static void test_shrinker_reparented(void **state)
 	OK(&alice, "kmalloc 2000 GFP_KERNEL_ACCOUNT|__GFP_RECLAIMABLE x20");
 	assert_int_equal(reply_handles(kc, 20), 20);
 	assert_int_equal(ctl_handles_nr_reclaimable(), 80);
-	assert_int_equal(ctl_handles_check(NULL, 0), 0);
+	assert_int_equal(ctl_check(NULL, 0), 0);
 
 	/* g goes away: its objcg, and the list with it, now charge child */
 	assert_int_equal(memcg_task_attach(t, child), 0);
@@ -1310,7 +1310,7 @@ static void test_shrinker_reparented(void **state)
 	/* child's reclaim takes g's old objects and child's own */
 	write_file("memory.reclaim", "60K");
 	assert_true(ctl_handles_nr_reclaimable() <= 80 - 20);
-	assert_int_equal(ctl_handles_check(NULL, 0), 0);
+	assert_int_equal(ctl_check(NULL, 0), 0);
 	stale_g = free_each(&erin, "kfree", k, 60);
 	stale = stale_g + free_each(&alice, "kfree", kc, 20);
 	print_message("shrinker after reparenting: %u of 80 reclaimed, %u of them g's\n", stale,
