@@ -389,6 +389,9 @@ static struct proc *proc_track(pid_t pid, struct cgroup *cg, const struct pstat 
 		*err = -ENOMEM;
 		return NULL;
 	}
+	/* is_global_init(), and the daemon itself: never an OOM victim */
+	if (pid == 1 || pid == getpid())
+		memcg_task_set_unkillable(p->task);
 	atomic_init(&p->ref, 1);
 	cgroup_get(cg);
 	member_link(p, cg);
@@ -1304,6 +1307,50 @@ void procs_reattach(struct cgroup *cg)
 	pthread_rwlock_unlock(&procs_lock);
 }
 
+/* ---- the OOM killer's process work (memcg/ asks, fs/ acts) ---- */
+static int procs_oom_score_adj(pid_t pid)
+{
+	char path[64], buf[32];
+	int adj = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", (int)pid);
+	if (fs_read_file(path, buf, sizeof(buf)) > 0 && fs_kstrtoint(fs_strstrip(buf), &adj))
+		adj = 0;
+	return adj;
+}
+
+/*
+ * Signal the process of task t through its pidfd, never by pid: a process
+ * that exited (its pid free for reuse) gets nothing.  Never PID 1, never
+ * the daemon.
+ */
+static int procs_oom_kill(struct memcg_task *t, int sig, void *arg)
+{
+	pid_t pid = memcg_task_pid(t);
+	struct proc *p;
+	int ret = -ESRCH;
+
+	(void)arg;
+	if (pid <= 1 || pid == getpid())
+		return -EPERM;
+	pthread_rwlock_rdlock(&procs_lock);
+	p = proc_find(pid);
+	if (p && p->task == t && !p->exited && p->pidfd >= 0) {
+		ret = pidfd_send_signal(p->pidfd, sig) ? -errno : 0;
+		if (ret)
+			fs_warn("OOM kill of %d (%s): %s", pid, p->comm, strerror(-ret));
+		else
+			fs_info("OOM killed %d (%s) with signal %d", pid, p->comm, sig);
+	}
+	pthread_rwlock_unlock(&procs_lock);
+	return ret;
+}
+
+static const struct memcg_oom_ops procs_oom_ops = {
+	.oom_score_adj = procs_oom_score_adj,
+	.kill = procs_oom_kill,
+};
+
 /* ---- init ---- */
 int procs_init(bool connector)
 {
@@ -1318,6 +1365,7 @@ int procs_init(bool connector)
 	ev.data.u64 = TAG_STOP;
 	if (epoll_ctl(epfd, EPOLL_CTL_ADD, stop_fd, &ev))
 		return -errno;
+	memcg_set_oom_ops(&procs_oom_ops);
 	use_connector = false;
 	if (connector) {
 		int fd = connector_open();
@@ -1362,6 +1410,7 @@ void procs_stop(void)
 void procs_exit(void)
 {
 	procs_stop();
+	memcg_set_oom_ops(NULL);
 	pthread_rwlock_wrlock(&procs_lock);
 	for (unsigned int i = 0; i < TABLE_SIZE; i++) {
 		while (tid_table[i])

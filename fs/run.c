@@ -147,6 +147,7 @@ static int machine_init(const struct memcgfs_config *conf)
 	mc.charge_batch = conf->memcg.charge_batch;
 	mc.high_throttle = conf->memcg.high_throttle;
 	mc.oom_kill_signal = conf_signal(conf->memcg.oom_kill_signal);
+	mc.real_memory = conf->memcg.real_memory;
 	err = memcg_init(&mc);
 	if (err) {
 		fs_err("cannot start the memory controller: %s", strerror(-err));

@@ -262,10 +262,7 @@ static int high_write(struct memcg_open *o, char *buf, bool nonblock)
 static int max_write(struct memcg_open *o, char *buf, bool nonblock)
 {
 	struct mem_cgroup *memcg = o->memcg;
-	int nr_reclaims = MAX_RECLAIM_RETRIES;
-	bool drained = false;
 	unsigned long max;
-	uint64_t round;
 	int err = parse_limit(buf, &max);
 
 	if (err)
@@ -273,9 +270,19 @@ static int max_write(struct memcg_open *o, char *buf, bool nonblock)
 	page_counter_set_max(&memcg->memory, max);
 	if (nonblock)
 		return 0;
-	round = memcg_oom_new_round();
+	mem_cgroup_reclaim_to_max(memcg);
+	return 0;
+}
+
+void mem_cgroup_reclaim_to_max(struct mem_cgroup *memcg)
+{
+	int nr_reclaims = MAX_RECLAIM_RETRIES;
+	bool drained = false;
+	uint64_t round = memcg_oom_new_round();
+
 	for (;;) {
 		unsigned long nr_pages = page_counter_read(&memcg->memory);
+		unsigned long max = READ_ONCE(memcg->memory.max);
 
 		if (nr_pages <= max)
 			break;
@@ -294,7 +301,6 @@ static int max_write(struct memcg_open *o, char *buf, bool nonblock)
 			break;
 		drain_all_stock(memcg);
 	}
-	return 0;
 }
 
 /* memory_reclaim(): "<size> [swappiness=N|max]" (no "max" size). */
