@@ -214,6 +214,7 @@ void proc_put(struct proc *p)
 		return;
 	/* the last request of an exited process is done: its task exits */
 	memcg_task_exit(p->task);
+	realmem_proc_free(p);
 	for (unsigned int i = 0; i < p->nr_moves; i++)
 		cgroup_put(p->moves[i].from);
 	cgroup_put(p->cg);
@@ -413,7 +414,7 @@ static void proc_exit_locked(struct proc *p)
 
 	if (p->exited)
 		return;
-	p->exited = true;
+	__atomic_store_n(&p->exited, true, __ATOMIC_RELEASE);	/* proc_exited() reads it unlocked */
 	/* a zombie still shows its CPU time: the cgroup keeps it (cpu.stat) */
 	if (!read_pstat(p->pid, &st) && st.start == p->start) {
 		for (struct cgroup *c = p->cg; c; c = c->parent) {
@@ -1068,9 +1069,13 @@ static void proc_move_locked(struct proc *p, struct cgroup *dst)
 	cgroup_put(src);
 	/* charges never move: only the task's future charges go to dst */
 	memcg_task_attach(p->task, cgroup_memcg(dst));
+	/* real memory: the files it uses from now on are charged to dst */
+	if (dst != fs_root)
+		atomic_store(&p->real_scan, true);
 	if (dst->frozen && !p->stopped && !pidfd_send_signal(p->pidfd, SIGSTOP))
 		p->stopped = true;
-	else if (!dst->frozen && p->stopped && !pidfd_send_signal(p->pidfd, SIGCONT))
+	else if (!dst->frozen && p->stopped &&
+		 (p->throttled || !pidfd_send_signal(p->pidfd, SIGCONT)))
 		p->stopped = false;
 }
 
@@ -1224,7 +1229,9 @@ static void update_frozen(struct cgroup *cg, uint64_t now)
 		for (struct proc *p = cg->procs; p; p = p->cg_next) {
 			if (p->exited || p->stopped == frozen)
 				continue;
-			if (!pidfd_send_signal(p->pidfd, frozen ? SIGSTOP : SIGCONT))
+			/* a thaw leaves a process in a memory.high penalty stopped */
+			if ((!frozen && p->throttled) ||
+			    !pidfd_send_signal(p->pidfd, frozen ? SIGSTOP : SIGCONT))
 				p->stopped = frozen;
 		}
 		fs_notify(cg, NF_CGROUP_EVENTS);
@@ -1305,6 +1312,128 @@ void procs_reattach(struct cgroup *cg)
 	pthread_rwlock_rdlock(&procs_lock);
 	for_each_proc(cg, reattach_one, NULL);
 	pthread_rwlock_unlock(&procs_lock);
+}
+
+/* ---- for realmem.c ---- */
+static int collect_add(struct proc ***v, size_t *n, size_t *cap, struct proc *p)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 64;
+		struct proc **w = realloc(*v, c * sizeof(*w));
+
+		if (!w)
+			return -ENOMEM;
+		*v = w;
+		*cap = c;
+	}
+	proc_get(p);
+	(*v)[(*n)++] = p;
+	return 0;
+}
+
+static int collect_subtree(struct cgroup *cg, struct proc ***v, size_t *n, size_t *cap)
+{
+	int err = 0;
+
+	for (struct proc *p = cg->procs; p && !err; p = p->cg_next)
+		if (!p->exited)
+			err = collect_add(v, n, cap, p);
+	for (struct cgroup *c = cg->first_child; c && !err; c = c->next_sibling)
+		err = collect_subtree(c, v, n, cap);
+	return err;
+}
+
+int procs_collect(struct cgroup *cg, struct proc ***out, size_t *n)
+{
+	struct proc **v = NULL;
+	size_t cap = 0;
+	int err = 0;
+
+	*n = 0;
+	if (cg) {
+		pthread_rwlock_rdlock(&fs_tree_lock);
+		pthread_rwlock_rdlock(&procs_lock);
+		err = collect_subtree(cg, &v, n, &cap);
+		pthread_rwlock_unlock(&procs_lock);
+		pthread_rwlock_unlock(&fs_tree_lock);
+	} else {
+		pthread_rwlock_rdlock(&procs_lock);
+		for (unsigned int i = 0; i < TABLE_SIZE && !err; i++)
+			for (struct proc *p = proc_table[i]; p && !err; p = p->hash_next)
+				if (!p->exited)
+					err = collect_add(&v, n, &cap, p);
+		pthread_rwlock_unlock(&procs_lock);
+	}
+	if (err) {
+		procs_put_all(v, *n);
+		*n = 0;
+		return err;
+	}
+	*out = v;
+	return 0;
+}
+
+void procs_put_all(struct proc **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		proc_put(v[i]);
+	free(v);
+}
+
+struct proc *procs_get_member(pid_t pid)
+{
+	struct proc *p;
+
+	if (pid <= 0)
+		return NULL;
+	pthread_rwlock_rdlock(&procs_lock);
+	p = proc_find(pid);
+	if (p && (p->exited || p->cg == fs_root))
+		p = NULL;
+	if (p)
+		proc_get(p);
+	pthread_rwlock_unlock(&procs_lock);
+	return p;
+}
+
+int procs_throttle(struct proc *p, bool stop)
+{
+	int err = 0;
+
+	if (p->pid <= 1 || p->pid == getpid())
+		return -EPERM;
+	pthread_rwlock_wrlock(&procs_lock);
+	if (p->exited || p->pidfd < 0) {
+		p->throttled = false;
+		err = -ESRCH;
+	} else if (stop) {
+		/* a frozen process is stopped already */
+		if (!p->stopped && pidfd_send_signal(p->pidfd, SIGSTOP))
+			err = -errno;
+		else
+			p->throttled = true;
+	} else if (p->throttled) {
+		p->throttled = false;
+		if (!p->stopped && pidfd_send_signal(p->pidfd, SIGCONT))
+			err = -errno;
+	}
+	pthread_rwlock_unlock(&procs_lock);
+	return err;
+}
+
+void procs_mark_file_scan(void)
+{
+	pthread_rwlock_rdlock(&procs_lock);
+	for (unsigned int i = 0; i < TABLE_SIZE; i++)
+		for (struct proc *p = proc_table[i]; p; p = p->hash_next)
+			if (!p->exited && p->cg != fs_root)
+				atomic_store(&p->real_scan, true);
+	pthread_rwlock_unlock(&procs_lock);
+}
+
+bool procs_take_file_scan(struct proc *p)
+{
+	return atomic_load(&p->real_scan) && atomic_exchange(&p->real_scan, false);
 }
 
 /* ---- the OOM killer's process work (memcg/ asks, fs/ acts) ---- */

@@ -172,6 +172,7 @@ unsigned int memcg_file_mode(const struct memcg_file *f);	/* 0444/0644/0200 */
 bool memcg_file_on_root(const struct memcg_file *f);
 bool memcg_file_on_child(const struct memcg_file *f);
 bool memcg_file_notifies(const struct memcg_file *f);		/* poll/inotify */
+bool memcg_file_shows_usage(const struct memcg_file *f);	/* current, stat, events... */
 
 /* Per-open state: created on open, freed on release. */
 int memcg_file_open(const struct memcg_file *f, struct mem_cgroup *memcg,
@@ -324,6 +325,9 @@ void memcg_real_file_update(struct memcg_real_file *f, const struct memcg_real_c
 void memcg_real_file_reference(struct memcg_real_file *f);
 /* Uncharge everything and forget the file; ops.release(priv) follows at the last reference. */
 void memcg_real_file_release(struct memcg_real_file *f);
+/* A reference that keeps the file (and ops' priv) alive: while fs/ works on it. */
+void memcg_real_file_get(struct memcg_real_file *f);
+void memcg_real_file_put(struct memcg_real_file *f);
 struct mem_cgroup *memcg_real_file_memcg(const struct memcg_real_file *f);
 unsigned long memcg_real_file_charged(const struct memcg_real_file *f);
 bool memcg_real_file_active(const struct memcg_real_file *f);
@@ -340,6 +344,10 @@ struct memcg_real_ops {
 void memcg_set_real_ops(const struct memcg_real_ops *ops);
 /* memcg or an ancestor is over memory.max. */
 bool memcg_real_over_max(struct mem_cgroup *memcg);
+/* ... or a memcg below it. */
+bool memcg_real_subtree_over_max(struct mem_cgroup *memcg);
+/* memcg itself is over its memory.max (never the root). */
+bool mem_cgroup_over_max(const struct mem_cgroup *memcg);
 /*
  * memcg_real_enforce - memcg and its ancestors back under memory.max:
  * reclaim, then the OOM killer, until usage fits or nothing can be killed.

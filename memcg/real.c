@@ -44,6 +44,7 @@
 #include <stdlib.h>
 
 static struct memcg_real_ops real_ops;
+static void rf_put(struct memcg_real_file *f);
 static _Atomic unsigned long real_pages_total;	/* charged real pages, for the checker */
 
 void memcg_real_init(void)
@@ -400,6 +401,16 @@ static void rf_link_head(struct mem_cgroup *memcg, struct memcg_real_file *f)
 	f->listed = true;
 }
 
+void memcg_real_file_get(struct memcg_real_file *f)
+{
+	atomic_fetch_add(&f->ref, 1);
+}
+
+void memcg_real_file_put(struct memcg_real_file *f)
+{
+	rf_put(f);
+}
+
 static void rf_put(struct memcg_real_file *f)
 {
 	if (atomic_fetch_sub(&f->ref, 1) != 1)
@@ -623,9 +634,13 @@ unsigned long shrink_real_files(struct mem_cgroup *memcg, unsigned long nr_scan,
 
 		target = want - reclaimed < before ? want - reclaimed : before;
 		(void)real_ops.reclaim(f->priv, f, target);
-		scanned += target;
-		if (f->charged < before)
+		/* fs/ drops whole ranges: what it looked at is at least what went */
+		if (f->charged < before) {
+			scanned += before - f->charged > target ? before - f->charged : target;
 			reclaimed += before - f->charged;
+		} else {
+			scanned += target;
+		}
 
 		pthread_mutex_lock(&memcg->lru_lock);
 		if (!f->released)
@@ -640,12 +655,41 @@ unsigned long shrink_real_files(struct mem_cgroup *memcg, unsigned long nr_scan,
 }
 
 /* ---- limits ---- */
+bool mem_cgroup_over_max(const struct mem_cgroup *memcg)
+{
+	return !mem_cgroup_is_root(memcg) &&
+	       page_counter_read(&memcg->memory) > READ_ONCE(memcg->memory.max);
+}
+
 bool memcg_real_over_max(struct mem_cgroup *memcg)
 {
 	for (struct mem_cgroup *m = memcg; m && !mem_cgroup_is_root(m); m = m->parent)
-		if (page_counter_read(&m->memory) > READ_ONCE(m->memory.max))
+		if (mem_cgroup_over_max(m))
 			return true;
 	return false;
+}
+
+/* tree_lock held */
+static bool subtree_over_max(const struct mem_cgroup *memcg)
+{
+	if (mem_cgroup_over_max(memcg))
+		return true;
+	for (const struct mem_cgroup *c = memcg->children; c; c = c->sibling)
+		if (subtree_over_max(c))
+			return true;
+	return false;
+}
+
+bool memcg_real_subtree_over_max(struct mem_cgroup *memcg)
+{
+	bool over;
+
+	if (memcg_real_over_max(memcg))
+		return true;
+	pthread_mutex_lock(&tree_lock);
+	over = subtree_over_max(memcg);
+	pthread_mutex_unlock(&tree_lock);
+	return over;
 }
 
 /*
@@ -660,7 +704,7 @@ void memcg_real_enforce(struct mem_cgroup *memcg)
 
 	css_get(memcg);
 	for (m = memcg; m && !mem_cgroup_is_root(m); m = m->parent)
-		if (page_counter_read(&m->memory) > READ_ONCE(m->memory.max))
+		if (mem_cgroup_over_max(m))
 			mem_cgroup_reclaim_to_max(m);
 	css_put(memcg);
 }
