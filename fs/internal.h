@@ -356,6 +356,11 @@ static inline bool proc_exited(const struct proc *p)
 {
 	return __atomic_load_n(&p->exited, __ATOMIC_ACQUIRE);
 }
+/* Is p in a child cgroup (a hint without procs_lock)? */
+static inline bool proc_member(const struct proc *p)
+{
+	return __atomic_load_n(&p->cg, __ATOMIC_RELAXED) != fs_root;
+}
 /*
  * procs_collect - every live tracked process at and below cg (NULL: all
  * of them), referenced, in *out (procs_put_all() drops them).  0, -ENOMEM.

@@ -235,7 +235,7 @@ static void populated_add(struct cgroup *cg, long d)
 
 static void member_link(struct proc *p, struct cgroup *cg)
 {
-	p->cg = cg;
+	__atomic_store_n(&p->cg, cg, __ATOMIC_RELAXED);	/* proc_member() reads it unlocked */
 	p->cg_prev = NULL;
 	p->cg_next = cg->procs;
 	if (cg->procs)

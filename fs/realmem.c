@@ -97,6 +97,7 @@ struct rfile {
 	struct opener *openers;
 	unsigned int nr_openers, openers_cap;
 	struct proc *mapper;		/* a member that maps it (referenced), or NULL */
+	atomic_bool in_use;		/* openers or a mapper: a hint read without rf->lock */
 	uint64_t cursor;		/* reclaim's next range */
 	struct rfile *hash_next;	/* files_lock */
 	struct rfile *all_next, *all_prev;	/* files_lock */
@@ -282,7 +283,7 @@ static bool sample_proc(struct proc *p)
 /* Processes to sample: members, and those that left with memory still charged. */
 static bool wants_sample(struct proc *p)
 {
-	return p->cg != fs_root || (p->real && ((struct real_proc *)p->real)->charged);
+	return proc_member(p) || (p->real && ((struct real_proc *)p->real)->charged);
 }
 
 /* ---- files ---- */
@@ -398,6 +399,12 @@ static bool opener_alive(const struct opener *o)
 	return !proc_exited(o->p);
 }
 
+/* rf->lock held, after openers or the mapper changed */
+static void rf_set_in_use(struct rfile *rf)
+{
+	atomic_store_explicit(&rf->in_use, rf->nr_openers || rf->mapper, memory_order_relaxed);
+}
+
 /* Openers that exited closed it.  rf->lock held. */
 static unsigned int openers_prune(struct rfile *rf)
 {
@@ -416,6 +423,7 @@ static unsigned int openers_prune(struct rfile *rf)
 		proc_put(rf->mapper);
 		rf->mapper = NULL;
 	}
+	rf_set_in_use(rf);
 	return n;
 }
 
@@ -439,6 +447,7 @@ static void opener_add(struct rfile *rf, struct proc *p)
 	}
 	proc_get(p);
 	rf->openers[rf->nr_openers++] = (struct opener){ p, 1 };
+	rf_set_in_use(rf);
 }
 
 /* rf->lock held */
@@ -449,6 +458,7 @@ static void opener_del(struct rfile *rf, pid_t pid)
 			if (!--rf->openers[i].n) {
 				proc_put(rf->openers[i].p);
 				rf->openers[i] = rf->openers[--rf->nr_openers];
+				rf_set_in_use(rf);
 			}
 			return;
 		}
@@ -508,6 +518,37 @@ static bool file_sample_locked(struct rfile *rf)
 }
 
 /*
+ * The file (dev, ino) with a reference that keeps it (memcg/real.c frees
+ * it at the last), not locked: the caller takes rf->lock, never under
+ * files_lock (file_drop_locked takes files_lock under rf->lock).
+ */
+static struct rfile *file_lookup_get(dev_t dev, ino_t ino, struct memcg_real_file **mf)
+{
+	struct rfile *rf;
+
+	pthread_mutex_lock(&files_lock);
+	rf = file_find(dev, ino);
+	if (rf) {
+		*mf = rf->mf;
+		memcg_real_file_get(*mf);
+	}
+	pthread_mutex_unlock(&files_lock);
+	return rf;
+}
+
+/* A member used a known file again.  rf->lock taken here. */
+static void file_reused(struct rfile *rf, struct proc *p, bool count_open)
+{
+	pthread_mutex_lock(&rf->lock);
+	if (!rf->dead) {
+		if (count_open)
+			opener_add(rf, p);
+		memcg_real_file_reference(rf->mf);
+	}
+	pthread_mutex_unlock(&rf->lock);
+}
+
+/*
  * A member uses the regular file open at fd (ours to keep or close): the
  * first use charges it to p's memcg from now on, a later one is a
  * reference.  No fs lock held.
@@ -515,25 +556,18 @@ static bool file_sample_locked(struct rfile *rf)
 static void file_used(struct proc *p, int fd, const struct stat *st, bool count_open)
 {
 	struct memcg_real_cache c = { 0, 0, 0 };
-	struct rfile *rf;
+	struct memcg_real_file *mf;
+	struct rfile *rf = file_lookup_get(st->st_dev, st->st_ino, &mf), *other;
 
-	pthread_mutex_lock(&files_lock);
-	rf = file_find(st->st_dev, st->st_ino);
 	if (rf) {
-		pthread_mutex_lock(&rf->lock);
-		pthread_mutex_unlock(&files_lock);
 		close(fd);
-		if (!rf->dead) {
-			if (count_open)
-				opener_add(rf, p);
-			memcg_real_file_reference(rf->mf);
-		}
-		pthread_mutex_unlock(&rf->lock);
+		file_reused(rf, p, count_open);
+		memcg_real_file_put(mf);
 		return;
 	}
+	/* what is cached at the first use was brought in by someone else */
 	rf = calloc(1, sizeof(*rf));
 	if (!rf || file_cachestat(fd, &c)) {
-		pthread_mutex_unlock(&files_lock);
 		free(rf);
 		close(fd);
 		return;
@@ -542,61 +576,65 @@ static void file_used(struct proc *p, int fd, const struct stat *st, bool count_
 	rf->dev = st->st_dev;
 	rf->ino = st->st_ino;
 	rf->fd = fd;
-	rf->mf = memcg_real_file_create(p->task, c.cached, rf);
-	if (!rf->mf) {
-		pthread_mutex_unlock(&files_lock);
-		close(fd);
-		pthread_mutex_destroy(&rf->lock);
-		free(rf);
-		return;
-	}
-	/* what is dirty or under writeback of the cache so far is someone else's */
-	pthread_mutex_lock(&rf->lock);
-	rf->hash_next = file_table[file_hash(rf->dev, rf->ino)];
-	file_table[file_hash(rf->dev, rf->ino)] = rf;
-	rf->all_next = all_files;
-	if (all_files)
-		all_files->all_prev = rf;
-	all_files = rf;
-	nr_files++;
-	pthread_mutex_unlock(&files_lock);
-	if (count_open)
+	if (count_open) {
 		opener_add(rf, p);
-	else if (!rf->mapper) {
+	} else {
 		proc_get(p);
 		rf->mapper = p;
+		rf_set_in_use(rf);
 	}
-	pthread_mutex_unlock(&rf->lock);
+	rf->mf = memcg_real_file_create(p->task, c.cached, rf);
+	if (!rf->mf) {
+		rf_release(rf);
+		return;
+	}
+	pthread_mutex_lock(&files_lock);
+	other = file_find(rf->dev, rf->ino);
+	if (!other) {
+		rf->hash_next = file_table[file_hash(rf->dev, rf->ino)];
+		file_table[file_hash(rf->dev, rf->ino)] = rf;
+		rf->all_next = all_files;
+		if (all_files)
+			all_files->all_prev = rf;
+		all_files = rf;
+		nr_files++;
+	} else {
+		mf = other->mf;
+		memcg_real_file_get(mf);
+	}
+	pthread_mutex_unlock(&files_lock);
+	if (other) {
+		/* the other thread saw it first: ours goes (its release frees rf) */
+		rf->dead = true;
+		memcg_real_file_release(rf->mf);
+		file_reused(other, p, count_open);
+		memcg_real_file_put(mf);
+	}
 }
 
 /* A member closed a file (fd: the event's, ours to close). */
 static void file_closed(pid_t pid, int fd, const struct stat *st)
 {
-	struct rfile *rf;
+	struct memcg_real_file *mf;
+	struct rfile *rf = file_lookup_get(st->st_dev, st->st_ino, &mf);
 
 	close(fd);
-	pthread_mutex_lock(&files_lock);
-	rf = file_find(st->st_dev, st->st_ino);
-	if (!rf) {
-		pthread_mutex_unlock(&files_lock);
+	if (!rf)
 		return;
-	}
 	pthread_mutex_lock(&rf->lock);
-	pthread_mutex_unlock(&files_lock);
 	if (rf->dead) {
 		pthread_mutex_unlock(&rf->lock);
+		memcg_real_file_put(mf);
 		return;
 	}
 	opener_del(rf, pid);
 	/* closed but still mapped: the mapping keeps it in use */
-	if (!openers_prune(rf) && !rf->mapper && proc_maps_file(pid, rf->dev, rf->ino)) {
-		struct proc *p = procs_get_member(pid);
-
-		if (p)
-			rf->mapper = p;
-	}
+	if (!openers_prune(rf) && !rf->mapper && proc_maps_file(pid, rf->dev, rf->ino))
+		rf->mapper = procs_get_member(pid);
+	rf_set_in_use(rf);
 	if (file_sample_locked(rf))
 		pthread_mutex_unlock(&rf->lock);
+	memcg_real_file_put(mf);
 }
 
 /* Open a regular file of p for ourselves: /proc/PID/fd/N or map_files. */
@@ -892,7 +930,7 @@ static void sample_files(bool idle_too, const struct mem_cgroup *under)
 	if (nr_files)
 		v = malloc(nr_files * sizeof(*v));
 	for (struct rfile *rf = all_files; v && rf; rf = rf->all_next) {
-		if (!idle_too && !rf->nr_openers && !rf->mapper)
+		if (!idle_too && !atomic_load_explicit(&rf->in_use, memory_order_relaxed))
 			continue;
 		if (under && !mem_cgroup_is_descendant(memcg_real_file_memcg(rf->mf), under))
 			continue;
@@ -983,7 +1021,7 @@ static void round_work(bool sample, unsigned long round)
 	for (size_t i = 0; i < n; i++) {
 		struct proc *p = v[i];
 
-		if (p->cg == fs_root || proc_exited(p))
+		if (!proc_member(p) || proc_exited(p))
 			continue;
 		if (procs_take_file_scan(p) ||
 		    (sample && !use_fanotify && round % FD_SCAN_EVERY == 1))
@@ -1217,16 +1255,24 @@ void realmem_exit(void)
 		return;
 	/* forget every file: their charges go with the machine's teardown */
 	for (;;) {
+		struct memcg_real_file *mf = NULL;
 		struct rfile *rf;
 
 		pthread_mutex_lock(&files_lock);
 		rf = all_files;
-		if (rf)
-			pthread_mutex_lock(&rf->lock);
+		if (rf) {
+			mf = rf->mf;
+			memcg_real_file_get(mf);
+		}
 		pthread_mutex_unlock(&files_lock);
 		if (!rf)
 			break;
-		file_drop_locked(rf);
+		pthread_mutex_lock(&rf->lock);
+		if (rf->dead)
+			pthread_mutex_unlock(&rf->lock);
+		else
+			file_drop_locked(rf);
+		memcg_real_file_put(mf);
 	}
 	memcg_set_real_ops(NULL);
 	if (fan_fd >= 0)

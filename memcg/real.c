@@ -607,7 +607,7 @@ unsigned long shrink_real_files(struct mem_cgroup *memcg, unsigned long nr_scan,
 	real_deactivate(memcg);
 	while (scanned < nr_scan && reclaimed < want) {
 		struct memcg_real_file *f;
-		unsigned long before, target;
+		unsigned long before, after, target;
 
 		pthread_mutex_lock(&memcg->lru_lock);
 		f = l->tail[0];
@@ -616,12 +616,14 @@ unsigned long shrink_real_files(struct mem_cgroup *memcg, unsigned long nr_scan,
 			break;
 		}
 		if (f->referenced || !f->charged) {
+			unsigned long n = f->charged;
+
 			/* a second chance, as a referenced page gets one */
 			f->referenced = false;
 			rf_unlink(memcg, f);
 			rf_link_head(memcg, f);
 			pthread_mutex_unlock(&memcg->lru_lock);
-			scanned += f->charged ? f->charged : 1;
+			scanned += n ? n : 1;
 			/* every file rotated once and none reclaimable: stop */
 			if (++rotations > 2 * 1024)
 				break;
@@ -634,10 +636,11 @@ unsigned long shrink_real_files(struct mem_cgroup *memcg, unsigned long nr_scan,
 
 		target = want - reclaimed < before ? want - reclaimed : before;
 		(void)real_ops.reclaim(f->priv, f, target);
+		after = READ_ONCE(f->charged);
 		/* fs/ drops whole ranges: what it looked at is at least what went */
-		if (f->charged < before) {
-			scanned += before - f->charged > target ? before - f->charged : target;
-			reclaimed += before - f->charged;
+		if (after < before) {
+			scanned += before - after > target ? before - after : target;
+			reclaimed += before - after;
 		} else {
 			scanned += target;
 		}

@@ -58,7 +58,7 @@ mkdir "$MNT/anon"
 start anon "$TMP/anon.out" anon 50
 ok "a 50 MiB program starts in a cgroup" wait_line "$TMP/anon.out" '^ready$' 10
 P=$(cat "$MNT/anon/cgroup.procs")
-sleep $((INTERVAL_MS * 3 / 2))e-3
+sleep $((INTERVAL_MS * 2))e-3
 A=$(unrefreshed anon memory.stat | sed -n 's/^non //p')
 ok "the periodic sample charged its anon within one interval ($A)" within "${A:-0}" $((50 * MIB)) 5
 A=$(stat_of anon anon)
