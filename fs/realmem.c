@@ -50,6 +50,7 @@
 #include <sys/fanotify.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -776,6 +777,65 @@ static bool fs_type_cached(const char *type, unsigned int major)
 	       !strcmp(type, "zfs") || !strcmp(type, "ceph");
 }
 
+/*
+ * With FAN_REPORT_FID an event carries a file handle, not a descriptor:
+ * the kernel opens nothing for the events of non-members, which on a busy
+ * host are nearly all of them.  A member's file is opened from its handle
+ * through a descriptor of a mount of its filesystem, found by fsid.
+ */
+#define MAX_FS	64
+static struct {
+	__kernel_fsid_t fsid;
+	int fd;				/* a mount point of it, open */
+} fs_mounts[MAX_FS];
+static unsigned int nr_fs;
+static bool fan_fid;
+static unsigned int nr_marked;		/* filesystems watched */
+
+static int fsid_mount_fd(const __kernel_fsid_t *fsid)
+{
+	for (unsigned int i = 0; i < nr_fs; i++)
+		if (!memcmp(&fs_mounts[i].fsid, fsid, sizeof(*fsid)))
+			return fs_mounts[i].fd;
+	return -1;
+}
+
+/* Watch the filesystem mounted at mnt (once per filesystem). */
+static void fan_mark_one(const char *mnt, const char *type)
+{
+	const uint64_t mask = FAN_OPEN | FAN_CLOSE_WRITE | FAN_CLOSE_NOWRITE;
+	struct statfs sfs;
+	__kernel_fsid_t fsid;
+	int fd;
+
+	if (fan_fid) {
+		fd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0 || fstatfs(fd, &sfs)) {
+			if (fd >= 0)
+				close(fd);
+			return;
+		}
+		memcpy(&fsid, &sfs.f_fsid, sizeof(fsid));
+		if (fsid_mount_fd(&fsid) >= 0 || nr_fs == MAX_FS) {
+			close(fd);
+			return;
+		}
+		if (fanotify_mark(fan_fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, mask, AT_FDCWD, mnt)) {
+			fs_dbg("real memory: fanotify cannot watch %s (%s): %s", mnt, type,
+			       strerror(errno));
+			close(fd);
+			return;
+		}
+		fs_mounts[nr_fs].fsid = fsid;
+		fs_mounts[nr_fs++].fd = fd;
+		nr_marked++;
+	} else if (fanotify_mark(fan_fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, mask, AT_FDCWD, mnt)) {
+		fs_dbg("real memory: fanotify cannot watch %s (%s): %s", mnt, type, strerror(errno));
+	} else {
+		nr_marked++;
+	}
+}
+
 /* Mark every cached filesystem mounted now (again after the mount table changed). */
 static void fan_mark_mounts(void)
 {
@@ -803,12 +863,31 @@ static void fan_mark_mounts(void)
 			if (!*s)
 				break;
 		}
-		if (fanotify_mark(fan_fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM,
-				  FAN_OPEN | FAN_CLOSE_WRITE | FAN_CLOSE_NOWRITE, AT_FDCWD, mnt))
-			fs_dbg("real memory: fanotify cannot watch %s (%s): %s", mnt, type,
-			       strerror(errno));
+		fan_mark_one(mnt, type);
 	}
 	fclose(f);
+}
+
+/* The file of an event, opened for us: -1 when it is not a regular file we can open. */
+static int fan_event_fd(const struct fanotify_event_metadata *ev)
+{
+	const struct fanotify_event_info_fid *fid;
+	const struct file_handle *fh;
+	int mfd;
+
+	if (!fan_fid)
+		return ev->fd;
+	if (ev->event_len < ev->metadata_len + sizeof(*fid))
+		return -1;
+	fid = (const void *)((const char *)ev + ev->metadata_len);
+	if (fid->hdr.info_type != FAN_EVENT_INFO_TYPE_FID)
+		return -1;
+	mfd = fsid_mount_fd(&fid->fsid);
+	if (mfd < 0)
+		return -1;
+	fh = (const struct file_handle *)fid->handle;
+	return open_by_handle_at(mfd, (struct file_handle *)fh,
+				 O_RDONLY | O_CLOEXEC | O_NOATIME | O_NONBLOCK | O_NOCTTY);
 }
 
 static void fan_handle(void)
@@ -824,6 +903,7 @@ static void fan_handle(void)
 		for (ev = (void *)buf; FAN_EVENT_OK(ev, n); ev = FAN_EVENT_NEXT(ev, n)) {
 			struct stat st;
 			struct proc *p;
+			int fd;
 
 			if (ev->vers != FANOTIFY_METADATA_VERSION)
 				continue;
@@ -832,23 +912,25 @@ static void fan_handle(void)
 				procs_mark_file_scan();
 				continue;
 			}
-			if (ev->fd < 0)
-				continue;
-			if (fstat(ev->fd, &st) || !S_ISREG(st.st_mode)) {
-				close(ev->fd);
-				continue;
-			}
-			if (ev->mask & FAN_OPEN) {
-				p = procs_get_member(ev->pid);
-				if (p) {
-					file_used(p, ev->fd, &st, true);
-					proc_put(p);
-				} else {
+			/* the host's other processes: nothing to do (nothing opened in FID mode) */
+			p = procs_get_member(ev->pid);
+			if (!p) {
+				if (!fan_fid && ev->fd >= 0)
 					close(ev->fd);
-				}
-			} else {
-				file_closed(ev->pid, ev->fd, &st);
+				continue;
 			}
+			fd = fan_event_fd(ev);
+			if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode))) {
+				close(fd);
+				fd = -1;
+			}
+			if (fd >= 0) {
+				if (ev->mask & FAN_OPEN)
+					file_used(p, fd, &st, true);
+				else
+					file_closed(ev->pid, fd, &st);
+			}
+			proc_put(p);
 		}
 	}
 }
@@ -1038,6 +1120,7 @@ static void *realmem_main(void *arg)
 	unsigned long round = 0;
 
 	(void)arg;
+	pthread_setname_np(pthread_self(), "memcgfs-real");
 	while (!atomic_load(&stopping)) {
 		struct epoll_event ev[8];
 		uint64_t now = fs_now_ns(), next_resume, deadline, req;
@@ -1082,6 +1165,7 @@ static void *realmem_main(void *arg)
 static void *realmem_files_main(void *arg)
 {
 	(void)arg;
+	pthread_setname_np(pthread_self(), "memcgfs-files");
 	for (;;) {
 		struct epoll_event ev[4];
 		int nev = epoll_wait(fan_ep_fd, ev, 4, -1);
@@ -1162,6 +1246,7 @@ void realmem_stats(unsigned long *samples, unsigned long *status_reads,
 int realmem_init(const struct memcgfs_config *conf)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
+	const char *no_fan;
 
 	real_on = conf->memcg.real_memory;
 	if (!real_on)
@@ -1176,14 +1261,35 @@ int realmem_init(const struct memcgfs_config *conf)
 	ev.data.u32 = TAG_WAKE;
 	if (epoll_ctl(ep_fd, EPOLL_CTL_ADD, wake_fd, &ev))
 		return -errno;
-	fan_fd = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK,
-			       O_RDONLY | O_LARGEFILE | O_CLOEXEC | O_NOATIME);
-	if (fan_fd < 0) {
+	/* MEMCGFS_FANOTIFY=0 forces the /proc fallback (its test) */
+	no_fan = getenv("MEMCGFS_FANOTIFY");
+	if (no_fan && !strcmp(no_fan, "0")) {
+		fs_info("real memory: fanotify off (MEMCGFS_FANOTIFY=0): the files members use "
+			"are found every %u samples, from /proc", FD_SCAN_EVERY);
+	} else if ((fan_fd = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK |
+					   FAN_REPORT_FID, O_RDONLY | O_LARGEFILE | O_CLOEXEC)) < 0 &&
+		   errno == EINVAL) {
+		/* before Linux 5.1: a descriptor per event */
+		fan_fd = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK,
+				       O_RDONLY | O_LARGEFILE | O_CLOEXEC | O_NOATIME);
+	} else {
+		fan_fid = fan_fd >= 0;
+	}
+	if (no_fan && !strcmp(no_fan, "0")) {
+		/* said above */
+	} else if (fan_fd < 0) {
 		fs_warn("real memory: no fanotify (%s): the files members use are found every "
 			"%u samples, from /proc", strerror(errno), FD_SCAN_EVERY);
 	} else {
 		use_fanotify = true;
 		fan_mark_mounts();
+		if (!nr_marked) {
+			fs_warn("real memory: fanotify watches no filesystem here: the files members "
+				"use are found every %u samples, from /proc", FD_SCAN_EVERY);
+			use_fanotify = false;
+		}
+	}
+	if (use_fanotify) {
 		fan_ep_fd = epoll_create1(EPOLL_CLOEXEC);
 		fan_stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		if (fan_ep_fd < 0 || fan_stop_fd < 0)
@@ -1288,5 +1394,8 @@ void realmem_exit(void)
 	if (fan_stop_fd >= 0)
 		close(fan_stop_fd);
 	fan_fd = mi_fd = wake_fd = ep_fd = fan_ep_fd = fan_stop_fd = -1;
+	for (unsigned int i = 0; i < nr_fs; i++)
+		close(fs_mounts[i].fd);
+	nr_fs = 0;
 	real_on = false;
 }

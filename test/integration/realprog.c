@@ -11,6 +11,8 @@
  *                                      milliseconds since the previous step began),
  *                                      then "done" and sleep
  *   realprog write FILE MIB            write MIB to FILE, read it back, print "ready", sleep
+ *   realprog keep FILE MIB             create FILE, print "open", wait 2 s, then as write,
+ *                                      keeping FILE open while it sleeps
  *   realprog stream FILE MIB           write MIB to FILE a MiB at a time (no sleep at the end)
  *   realprog read FILE                 read FILE whole, print "ready", sleep
  *   realprog threads N                 start N threads, print "ready", sleep
@@ -79,7 +81,7 @@ static char *touch(size_t bytes)
 	return p;
 }
 
-static int write_file(const char *path, size_t mib, bool readback)
+static int write_file(const char *path, size_t mib, bool readback, bool keep)
 {
 	static char buf[MIB];
 	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
@@ -87,6 +89,11 @@ static int write_file(const char *path, size_t mib, bool readback)
 	if (fd < 0) {
 		perror(path);
 		return 1;
+	}
+	if (keep) {
+		/* open and empty for a while: a look at our descriptors finds it */
+		say("open");
+		sleep(2);
 	}
 	memset(buf, 'x', sizeof(buf));
 	for (size_t i = 0; i < mib; i++) {
@@ -100,7 +107,7 @@ static int write_file(const char *path, size_t mib, bool readback)
 		while (read(fd, buf, sizeof(buf)) > 0)
 			;
 	}
-	return close(fd) ? 1 : 0;
+	return keep ? 0 : close(fd) ? 1 : 0;
 }
 
 static void *idle_thread(void *arg)
@@ -137,12 +144,17 @@ int main(int argc, char **argv)
 		say("done");
 		hold();
 	} else if (!strcmp(mode, "write") && argc == 4) {
-		if (write_file(argv[2], strtoul(argv[3], NULL, 0), true))
+		if (write_file(argv[2], strtoul(argv[3], NULL, 0), true, false))
+			return 1;
+		say("ready");
+		hold();
+	} else if (!strcmp(mode, "keep") && argc == 4) {
+		if (write_file(argv[2], strtoul(argv[3], NULL, 0), true, true))
 			return 1;
 		say("ready");
 		hold();
 	} else if (!strcmp(mode, "stream") && argc == 4) {
-		return write_file(argv[2], strtoul(argv[3], NULL, 0), false);
+		return write_file(argv[2], strtoul(argv[3], NULL, 0), false, false);
 	} else if (!strcmp(mode, "read") && argc == 3) {
 		static char buf[MIB];
 		int fd = open(argv[2], O_RDONLY);
@@ -188,7 +200,7 @@ int main(int argc, char **argv)
 		}
 		printf("%llu\n", (unsigned long long)cs.cache);
 	} else {
-		fprintf(stderr, "usage: realprog anon MIB | grow MIB STEP_KIB [PAUSE_MS] | write FILE MIB | "
+		fprintf(stderr, "usage: realprog anon MIB | grow MIB STEP_KIB [PAUSE_MS] | write|keep FILE MIB | "
 			"stream FILE MIB | read FILE | threads N | cachestat FILE | drop FILE\n");
 		return 2;
 	}
