@@ -10,7 +10,10 @@
  * Linux 6.5) on a descriptor memcgfs keeps.  Files are found as members
  * open them (fanotify FAN_OPEN on every disk-backed filesystem, as root),
  * and by a look at a process's descriptors and mappings when it is moved
- * into a cgroup (and, without fanotify, every FD_SCAN_EVERY samples).
+ * into a cgroup (and, without fanotify, every FD_SCAN_EVERY samples).  A
+ * file stays known while it has charged pages, and for FILE_GRACE_NS after
+ * a member last opened it or closed it after writing (mapped pages come
+ * later).
  *
  * One thread does the periodic work: every memcg.real_interval it samples
  * every member and the files in use, then does what the kernel's charge
@@ -61,9 +64,11 @@
 
 #define REFRESH_NS	(1 * NSEC_PER_MSEC)	/* a read samples members older than this */
 #define STATUS_EVERY	16	/* status is read at least every this many samples */
-#define FILE_IDLE_EVERY	8	/* files nobody has open: sampled every this many rounds */
+#define FILE_IDLE_EVERY	8	/* files not used lately: sampled every this many rounds */
+#define FILE_GRACE_NS	(5 * NSEC_PER_SEC)	/* a file members used lately stays known */
 #define FD_SCAN_EVERY	8	/* without fanotify: descriptors looked at this often */
 #define FILE_TABLE	4096
+#define FAN_BATCH_US	2000	/* the files thread sleeps this long between batches */
 #define RECLAIM_CHUNK	(256ul << 12)	/* bytes dropped at once from a big file */
 
 struct cachestat_range {
@@ -83,22 +88,13 @@ struct real_proc {
 	bool charged;			/* it has real memory charged */
 };
 
-/* A process that has a file open (a member's open, counted per process). */
-struct opener {
-	struct proc *p;			/* referenced */
-	unsigned int n;
-};
-
 struct rfile {
 	pthread_mutex_t lock;
 	dev_t dev;
 	ino_t ino;
 	int fd;
 	struct memcg_real_file *mf;	/* NULL once released */
-	struct opener *openers;
-	unsigned int nr_openers, openers_cap;
-	struct proc *mapper;		/* a member that maps it (referenced), or NULL */
-	atomic_bool in_use;		/* openers or a mapper: a hint read without rf->lock */
+	_Atomic uint64_t used_ns;	/* a member's last open or close of it */
 	uint64_t cursor;		/* reclaim's next range */
 	struct rfile *hash_next;	/* files_lock */
 	struct rfile *all_next, *all_prev;	/* files_lock */
@@ -371,11 +367,6 @@ static void rf_release(void *priv)
 
 	if (rf->fd >= 0)
 		close(rf->fd);
-	for (unsigned int i = 0; i < rf->nr_openers; i++)
-		proc_put(rf->openers[i].p);
-	free(rf->openers);
-	if (rf->mapper)
-		proc_put(rf->mapper);
 	pthread_mutex_destroy(&rf->lock);
 	free(rf);
 }
@@ -395,121 +386,20 @@ static void file_drop_locked(struct rfile *rf)
 	memcg_real_file_release(mf);
 }
 
-static bool opener_alive(const struct opener *o)
-{
-	return !proc_exited(o->p);
-}
-
-/* rf->lock held, after openers or the mapper changed */
-static void rf_set_in_use(struct rfile *rf)
-{
-	atomic_store_explicit(&rf->in_use, rf->nr_openers || rf->mapper, memory_order_relaxed);
-}
-
-/* Openers that exited closed it.  rf->lock held. */
-static unsigned int openers_prune(struct rfile *rf)
-{
-	unsigned int j = 0, n = 0;
-
-	for (unsigned int i = 0; i < rf->nr_openers; i++) {
-		if (!opener_alive(&rf->openers[i])) {
-			proc_put(rf->openers[i].p);
-			continue;
-		}
-		n += rf->openers[i].n;
-		rf->openers[j++] = rf->openers[i];
-	}
-	rf->nr_openers = j;
-	if (rf->mapper && proc_exited(rf->mapper)) {
-		proc_put(rf->mapper);
-		rf->mapper = NULL;
-	}
-	rf_set_in_use(rf);
-	return n;
-}
-
-/* rf->lock held */
-static void opener_add(struct rfile *rf, struct proc *p)
-{
-	for (unsigned int i = 0; i < rf->nr_openers; i++) {
-		if (rf->openers[i].p == p) {
-			rf->openers[i].n++;
-			return;
-		}
-	}
-	if (rf->nr_openers == rf->openers_cap) {
-		unsigned int cap = rf->openers_cap ? rf->openers_cap * 2 : 2;
-		struct opener *v = realloc(rf->openers, cap * sizeof(*v));
-
-		if (!v)
-			return;		/* uncounted: the file may be forgotten early */
-		rf->openers = v;
-		rf->openers_cap = cap;
-	}
-	proc_get(p);
-	rf->openers[rf->nr_openers++] = (struct opener){ p, 1 };
-	rf_set_in_use(rf);
-}
-
-/* rf->lock held */
-static void opener_del(struct rfile *rf, pid_t pid)
-{
-	for (unsigned int i = 0; i < rf->nr_openers; i++) {
-		if (rf->openers[i].p->pid == pid && opener_alive(&rf->openers[i])) {
-			if (!--rf->openers[i].n) {
-				proc_put(rf->openers[i].p);
-				rf->openers[i] = rf->openers[--rf->nr_openers];
-				rf_set_in_use(rf);
-			}
-			return;
-		}
-	}
-}
-
-/* Does pid map the file (dev, ino)?  From /proc/PID/maps. */
-static bool proc_maps_file(pid_t pid, dev_t dev, ino_t ino)
-{
-	char path[64], line[512];
-	bool found = false;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f)) {
-		unsigned int maj, min;
-		unsigned long long inode;
-
-		if (sscanf(line, "%*x-%*x %*4s %*x %x:%x %llu", &maj, &min, &inode) == 3 &&
-		    inode == (unsigned long long)ino && makedev(maj, min) == dev)
-			found = true;
-		if (!strchr(line, '\n')) {
-			int c;
-
-			while ((c = fgetc(f)) != EOF && c != '\n')
-				;
-		}
-	}
-	fclose(f);
-	return found;
-}
-
 /*
- * Measure a file and charge the change; forget it when nothing of it is
- * charged and no member has it open or mapped, or when it was deleted and
- * nobody uses it.  rf->lock held; released here when the file is dropped
- * (returns false then).
+ * Measure a file and charge the change; forget it once nothing of it is
+ * charged, or it was deleted, and no member opened or closed it for
+ * FILE_GRACE_NS (a file in use stays known: its next pages are charged).
+ * rf->lock held; released here when the file is dropped (returns false then).
  */
 static bool file_sample_locked(struct rfile *rf)
 {
 	struct memcg_real_cache c;
-	unsigned int open_n = openers_prune(rf);
 	struct stat st;
 
 	if (!file_cachestat(rf->fd, &c))
 		memcg_real_file_update(rf->mf, &c, false);
-	if (open_n || rf->mapper)
+	if (fs_now_ns() - atomic_load(&rf->used_ns) < FILE_GRACE_NS)
 		return true;
 	if (!memcg_real_file_charged(rf->mf) || (!fstat(rf->fd, &st) && !st.st_nlink)) {
 		file_drop_locked(rf);
@@ -538,14 +428,12 @@ static struct rfile *file_lookup_get(dev_t dev, ino_t ino, struct memcg_real_fil
 }
 
 /* A member used a known file again.  rf->lock taken here. */
-static void file_reused(struct rfile *rf, struct proc *p, bool count_open)
+static void file_reused(struct rfile *rf)
 {
+	atomic_store(&rf->used_ns, fs_now_ns());
 	pthread_mutex_lock(&rf->lock);
-	if (!rf->dead) {
-		if (count_open)
-			opener_add(rf, p);
+	if (!rf->dead)
 		memcg_real_file_reference(rf->mf);
-	}
 	pthread_mutex_unlock(&rf->lock);
 }
 
@@ -554,7 +442,7 @@ static void file_reused(struct rfile *rf, struct proc *p, bool count_open)
  * first use charges it to p's memcg from now on, a later one is a
  * reference.  No fs lock held.
  */
-static void file_used(struct proc *p, int fd, const struct stat *st, bool count_open)
+static void file_used(struct proc *p, int fd, const struct stat *st)
 {
 	struct memcg_real_cache c = { 0, 0, 0 };
 	struct memcg_real_file *mf;
@@ -562,7 +450,7 @@ static void file_used(struct proc *p, int fd, const struct stat *st, bool count_
 
 	if (rf) {
 		close(fd);
-		file_reused(rf, p, count_open);
+		file_reused(rf);
 		memcg_real_file_put(mf);
 		return;
 	}
@@ -577,13 +465,7 @@ static void file_used(struct proc *p, int fd, const struct stat *st, bool count_
 	rf->dev = st->st_dev;
 	rf->ino = st->st_ino;
 	rf->fd = fd;
-	if (count_open) {
-		opener_add(rf, p);
-	} else {
-		proc_get(p);
-		rf->mapper = p;
-		rf_set_in_use(rf);
-	}
+	atomic_init(&rf->used_ns, fs_now_ns());
 	rf->mf = memcg_real_file_create(p->task, c.cached, rf);
 	if (!rf->mf) {
 		rf_release(rf);
@@ -608,13 +490,13 @@ static void file_used(struct proc *p, int fd, const struct stat *st, bool count_
 		/* the other thread saw it first: ours goes (its release frees rf) */
 		rf->dead = true;
 		memcg_real_file_release(rf->mf);
-		file_reused(other, p, count_open);
+		file_reused(other);
 		memcg_real_file_put(mf);
 	}
 }
 
-/* A member closed a file (fd: the event's, ours to close). */
-static void file_closed(pid_t pid, int fd, const struct stat *st)
+/* A member closed a file it wrote (fd: the event's, ours to close): measure it now. */
+static void file_closed(int fd, const struct stat *st)
 {
 	struct memcg_real_file *mf;
 	struct rfile *rf = file_lookup_get(st->st_dev, st->st_ino, &mf);
@@ -622,24 +504,15 @@ static void file_closed(pid_t pid, int fd, const struct stat *st)
 	close(fd);
 	if (!rf)
 		return;
+	atomic_store(&rf->used_ns, fs_now_ns());
 	pthread_mutex_lock(&rf->lock);
-	if (rf->dead) {
-		pthread_mutex_unlock(&rf->lock);
-		memcg_real_file_put(mf);
-		return;
-	}
-	opener_del(rf, pid);
-	/* closed but still mapped: the mapping keeps it in use */
-	if (!openers_prune(rf) && !rf->mapper && proc_maps_file(pid, rf->dev, rf->ino))
-		rf->mapper = procs_get_member(pid);
-	rf_set_in_use(rf);
-	if (file_sample_locked(rf))
+	if (rf->dead || file_sample_locked(rf))
 		pthread_mutex_unlock(&rf->lock);
 	memcg_real_file_put(mf);
 }
 
 /* Open a regular file of p for ourselves: /proc/PID/fd/N or map_files. */
-static void file_adopt_path(struct proc *p, const char *path, bool count_open)
+static void file_adopt_path(struct proc *p, const char *path)
 {
 	struct stat st, st2;
 	int fd;
@@ -657,7 +530,7 @@ static void file_adopt_path(struct proc *p, const char *path, bool count_open)
 		close(fd);
 		return;
 	}
-	file_used(p, fd, &st2, count_open);
+	file_used(p, fd, &st2);
 }
 
 /* The files p has open or mapped now (a move into a cgroup, a rescan). */
@@ -675,7 +548,7 @@ static void scan_proc_files(struct proc *p)
 			if (de->d_name[0] < '0' || de->d_name[0] > '9')
 				continue;
 			snprintf(path, sizeof(path), "/proc/%d/fd/%.16s", p->pid, de->d_name);
-			file_adopt_path(p, path, false);
+			file_adopt_path(p, path);
 		}
 		closedir(d);
 	}
@@ -690,7 +563,7 @@ static void scan_proc_files(struct proc *p)
 		if (sscanf(line, "%lx-%lx %*4s %*x %*x:%*x %llu", &start, &end, &inode) == 3 &&
 		    inode) {
 			snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", p->pid, start, end);
-			file_adopt_path(p, path, false);
+			file_adopt_path(p, path);
 		}
 		if (!strchr(line, '\n')) {
 			int c;
@@ -803,7 +676,8 @@ static int fsid_mount_fd(const __kernel_fsid_t *fsid)
 /* Watch the filesystem mounted at mnt (once per filesystem). */
 static void fan_mark_one(const char *mnt, const char *type)
 {
-	const uint64_t mask = FAN_OPEN | FAN_CLOSE_WRITE | FAN_CLOSE_NOWRITE;
+	/* opens (a first use, a reference) and the end of writes (measure again) */
+	const uint64_t mask = FAN_OPEN | FAN_CLOSE_WRITE;
 	struct statfs sfs;
 	__kernel_fsid_t fsid;
 	int fd;
@@ -926,9 +800,9 @@ static void fan_handle(void)
 			}
 			if (fd >= 0) {
 				if (ev->mask & FAN_OPEN)
-					file_used(p, fd, &st, true);
+					file_used(p, fd, &st);
 				else
-					file_closed(ev->pid, fd, &st);
+					file_closed(fd, &st);
 			}
 			proc_put(p);
 		}
@@ -1006,13 +880,14 @@ static void sample_files(bool idle_too, const struct mem_cgroup *under)
 		struct rfile *rf;
 		struct memcg_real_file *mf;
 	} *v = NULL;
+	uint64_t now = fs_now_ns();
 	size_t n = 0;
 
 	pthread_mutex_lock(&files_lock);
 	if (nr_files)
 		v = malloc(nr_files * sizeof(*v));
 	for (struct rfile *rf = all_files; v && rf; rf = rf->all_next) {
-		if (!idle_too && !atomic_load_explicit(&rf->in_use, memory_order_relaxed))
+		if (!idle_too && now - atomic_load(&rf->used_ns) >= FILE_GRACE_NS)
 			continue;
 		if (under && !mem_cgroup_is_descendant(memcg_real_file_memcg(rf->mf), under))
 			continue;
@@ -1178,6 +1053,12 @@ static void *realmem_files_main(void *arg)
 			else if (ev[i].data.u32 == TAG_MOUNTS)
 				fan_mark_mounts();
 		}
+		/*
+		 * The whole host's opens come through here: take them a few
+		 * milliseconds' worth at a time (a wake-up per open costs more
+		 * than the events) - a first use is still measured that soon.
+		 */
+		usleep(FAN_BATCH_US);
 	}
 	return NULL;
 }

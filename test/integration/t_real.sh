@@ -120,8 +120,8 @@ F=$(stat_of file file)
 ok "after the writer's exit the file stays charged ($F)" within "$F" $((50 * MIB)) 5
 eq "... its anon does not" 0 "$(stat_of file anon)"
 rm -f "$DATA/f50"
-# the file is gone: once nobody uses it, its charge goes
-for i in $(seq 1 40); do [ "$(stat_of file file)" -lt $MIB ] && break; sleep 0.1; done
+# the file is gone: once nobody used it for 5 s, its charge goes
+for i in $(seq 1 120); do [ "$(stat_of file file)" -lt $MIB ] && break; sleep 0.1; done
 ok "a deleted file's page cache is uncharged ($(stat_of file file) left)" \
 	test "$(stat_of file file)" -lt $MIB
 
@@ -179,15 +179,30 @@ start nohigh "$TMP/nohigh.out" grow 48 1024 25
 NP=$STARTED
 start high "$TMP/high.out" grow 48 1024 25
 HP=$STARTED
-sleep 3
+# watch its state for 3 s (no forks: bash reads /proc): T while it is
+# stopped for a penalty
+STOPPED=0 LOOKS=0
+end=$((${EPOCHREALTIME/./} + 3000000))
+while [ "${EPOCHREALTIME/./}" -lt "$end" ]; do
+	read -r line < "/proc/$HP/stat" 2>/dev/null
+	st=${line##*) }
+	[ "${st:0:1}" = T ] && STOPPED=$((STOPPED + 1))
+	LOOKS=$((LOOKS + 1))
+	sleep 0.02
+done
 NSTEPS=$(grep -c '^step' "$TMP/nohigh.out")
 HSTEPS=$(grep -c '^step' "$TMP/high.out")
 ok "over memory.high the program progressed slower ($HSTEPS steps in 3 s, $NSTEPS without)" \
 	test "$HSTEPS" -lt $((NSTEPS * 3 / 4))
-SLOW=$(awk '$1 == "step" && $3 >= 500 {n++} END {print n + 0}' "$TMP/high.out")
-ok "... stopped for penalties of 0.5 s and more ($SLOW times)" test "$SLOW" -ge 1
+ok "... it was stopped for its penalties (seen stopped $STOPPED times of $LOOKS)" \
+	test "$STOPPED" -ge $((LOOKS / 10))
 ok "high events counted ($(event_of high high))" test "$(event_of high high)" -ge 1
-SOME=$(sed -n 's/^some avg10=\([0-9.]*\) .*/\1/p' "$MNT/high/memory.pressure")
+# PSI averages move every 2 s, as the kernel's
+for i in $(seq 1 50); do
+	SOME=$(sed -n 's/^some avg10=\([0-9.]*\) .*/\1/p' "$MNT/high/memory.pressure")
+	awk -v v="$SOME" 'BEGIN { exit !(v > 0) }' && break
+	sleep 0.1
+done
 ok "memory.pressure some avg10 > 0 ($SOME)" awk -v v="$SOME" 'BEGIN { exit !(v > 0) }'
 eq "no OOM under memory.high" 0 "$(event_of high oom_kill)"
 kill "$NP" "$HP" 2>/dev/null
