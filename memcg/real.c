@@ -69,42 +69,24 @@ void memcg_set_real_ops(const struct memcg_real_ops *ops)
 /* Charge sizes are unsigned int pages in the charge path. */
 #define REAL_CHARGE_CHUNK	(1u << 30)
 
-static void real_charge_direct(struct mem_cgroup *memcg, unsigned long nr)
+/*
+ * Charge (or uncharge) nr pages, through objcg when given (kmem), else to
+ * memcg directly, in chunks the charge path can count.
+ */
+static void real_pages(struct mem_cgroup *memcg, struct obj_cgroup *objcg, unsigned long nr,
+		       bool charge)
 {
 	while (nr) {
 		unsigned int n = nr > REAL_CHARGE_CHUNK ? REAL_CHARGE_CHUNK : (unsigned int)nr;
 
-		(void)try_charge_memcg(memcg, GFP_REAL, n);
-		nr -= n;
-	}
-}
-
-static void real_uncharge_direct(struct mem_cgroup *memcg, unsigned long nr)
-{
-	while (nr) {
-		unsigned int n = nr > REAL_CHARGE_CHUNK ? REAL_CHARGE_CHUNK : (unsigned int)nr;
-
-		memcg_uncharge_direct(memcg, n);
-		nr -= n;
-	}
-}
-
-static void real_charge_kmem(struct obj_cgroup *objcg, unsigned long nr)
-{
-	while (nr) {
-		unsigned int n = nr > REAL_CHARGE_CHUNK ? REAL_CHARGE_CHUNK : (unsigned int)nr;
-
-		(void)obj_cgroup_charge_pages(objcg, GFP_REAL, n);
-		nr -= n;
-	}
-}
-
-static void real_uncharge_kmem(struct obj_cgroup *objcg, unsigned long nr)
-{
-	while (nr) {
-		unsigned int n = nr > REAL_CHARGE_CHUNK ? REAL_CHARGE_CHUNK : (unsigned int)nr;
-
-		obj_cgroup_uncharge_pages(objcg, n);
+		if (objcg && charge)
+			(void)obj_cgroup_charge_pages(objcg, GFP_REAL, n);
+		else if (objcg)
+			obj_cgroup_uncharge_pages(objcg, n);
+		else if (charge)
+			(void)try_charge_memcg(memcg, GFP_REAL, n);
+		else
+			memcg_uncharge_direct(memcg, n);
 		nr -= n;
 	}
 }
@@ -151,11 +133,11 @@ static void bucket_charge(struct real_bucket *b, enum real_item item, unsigned l
 	if (real_item_kmem(item) && b->objcg) {
 		struct mem_cgroup *memcg;
 
-		real_charge_kmem(b->objcg, nr);
+		real_pages(NULL, b->objcg, nr, true);
 		memcg = obj_cgroup_memcg(b->objcg);
 		real_stats(memcg, item, (long)nr);
 	} else {
-		real_charge_direct(b->memcg, nr);
+		real_pages(b->memcg, NULL, nr, true);
 		if (real_item_kmem(item))
 			mod_memcg_state(b->memcg, 0, MI_KMEM, (long)nr);
 		real_stats(b->memcg, item, (long)nr);
@@ -172,12 +154,12 @@ static void bucket_uncharge(struct real_bucket *b, enum real_item item, unsigned
 	atomic_fetch_sub(&real_pages_total, nr);
 	if (real_item_kmem(item) && b->objcg) {
 		real_stats(obj_cgroup_memcg(b->objcg), item, -(long)nr);
-		real_uncharge_kmem(b->objcg, nr);
+		real_pages(NULL, b->objcg, nr, false);
 	} else {
 		if (real_item_kmem(item))
 			mod_memcg_state(b->memcg, 0, MI_KMEM, -(long)nr);
 		real_stats(b->memcg, item, -(long)nr);
-		real_uncharge_direct(b->memcg, nr);
+		real_pages(b->memcg, NULL, nr, false);
 	}
 }
 
@@ -500,14 +482,14 @@ void memcg_real_file_update(struct memcg_real_file *f, const struct memcg_real_c
 	wb = c->writeback < own ? c->writeback : own;
 	d = (long)own - (long)f->charged;
 	if (d > 0 && !mem_cgroup_is_root(f->memcg)) {
-		real_charge_direct(f->memcg, (unsigned long)d);
+		real_pages(f->memcg, NULL, (unsigned long)d, true);
 		atomic_fetch_add(&real_pages_total, (unsigned long)d);
 	}
 	rf_account(f, d, (long)dirty - (long)f->dirty, (long)wb - (long)f->writeback);
 	f->dirty = dirty;
 	f->writeback = wb;
 	if (d < 0 && !mem_cgroup_is_root(f->memcg)) {
-		real_uncharge_direct(f->memcg, (unsigned long)-d);
+		real_pages(f->memcg, NULL, (unsigned long)-d, false);
 		atomic_fetch_sub(&real_pages_total, (unsigned long)-d);
 	}
 }
