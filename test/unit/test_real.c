@@ -450,8 +450,11 @@ static void test_file_reclaim(void **state)
 	rm(a);
 }
 
-/* memory.min protects a sibling's files from its parent's reclaim. */
-static void test_file_min_protects(void **state)
+/*
+ * memory.min, or memory.low (b's files are there to take: no low event),
+ * protects a sibling's files from its parent's reclaim.
+ */
+static void file_protected(const char *knob)
 {
 	struct mem_cgroup *p = mk(root_mem_cgroup()), *a = mk(p), *b = mk(p);
 	struct memcg_task *ta = memcg_task_create(108, a), *tb = memcg_task_create(109, b);
@@ -459,8 +462,7 @@ static void test_file_min_protects(void **state)
 	unsigned long base = usage(p);	/* a's and b's own structures */
 	char max[32];
 
-	(void)state;
-	write_file(a, "memory.min", "2M");
+	write_file(a, knob, "2M");
 	snprintf(max, sizeof(max), "%lu", (base + 600) * PG);
 	write_file(p, "memory.max", max);
 	fa.f = memcg_real_file_create(ta, 0, &fa);
@@ -474,6 +476,8 @@ static void test_file_min_protects(void **state)
 	assert_true(usage(p) <= base + 600);
 	assert_int_equal(fa.dropped, 0);
 	assert_true(fb.dropped >= 200);
+	if (!strcmp(knob, "memory.low"))
+		assert_int_equal(keyed(a, "memory.events", "low"), 0);
 	memcg_real_file_release(fa.f);
 	memcg_real_file_release(fb.f);
 	memcg_task_exit(ta);
@@ -481,6 +485,18 @@ static void test_file_min_protects(void **state)
 	rm(a);
 	rm(b);
 	rm(p);
+}
+
+static void test_file_min_protects(void **state)
+{
+	(void)state;
+	file_protected("memory.min");
+}
+
+static void test_file_low_protects(void **state)
+{
+	(void)state;
+	file_protected("memory.low");
 }
 
 /* memory.high: a real charge over it leaves the task pages to pay back. */
@@ -516,6 +532,7 @@ int main(void)
 		T(test_file_first_touch),
 		T(test_file_reclaim),
 		T(test_file_min_protects),
+		T(test_file_low_protects),
 		T(test_high_owes),
 #undef T
 	};
