@@ -52,6 +52,7 @@
 #include <sys/eventfd.h>
 #include <sys/fanotify.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -80,7 +81,7 @@ struct cachestat_out {
 
 /* A tracked process's measuring state (proc->real), under sample_lock. */
 struct real_proc {
-	int statm_fd, status_fd;
+	int statm_fd;			/* kept open, or -1 past the budget */
 	unsigned long statm[3];		/* size, resident, shared */
 	unsigned int nsample;
 	bool scan_files;		/* look at its descriptors and mappings */
@@ -130,6 +131,7 @@ static _Atomic uint64_t enforce_requested, enforce_done;
 static struct fs_waitq enforce_wq;
 
 static _Atomic unsigned long stat_samples, stat_status_reads, stat_file_samples;
+static atomic_bool files_over_budget;
 
 #define TAG_WAKE	1	/* an eventfd: work to do, or stop */
 #define TAG_FAN		2
@@ -162,6 +164,27 @@ static void wake(void)
 }
 
 /* ---- processes ---- */
+/*
+ * Descriptors memcgfs keeps for real memory (a process's statm, a file's
+ * page cache) come out of a budget: a quarter of RLIMIT_NOFILE, the rest
+ * is the process tracker's and the mount's.  Past it a process's statm is
+ * opened for each sample, and new files are not followed (said once).
+ */
+static _Atomic long fd_budget;
+
+static bool fd_take(void)
+{
+	if (atomic_fetch_sub(&fd_budget, 1) > 0)
+		return true;
+	atomic_fetch_add(&fd_budget, 1);
+	return false;
+}
+
+static void fd_give(void)
+{
+	atomic_fetch_add(&fd_budget, 1);
+}
+
 static struct real_proc *real_proc_of(struct proc *p)
 {
 	struct real_proc *rp = p->real;
@@ -172,22 +195,20 @@ static struct real_proc *real_proc_of(struct proc *p)
 	rp = calloc(1, sizeof(*rp));
 	if (!rp)
 		return NULL;
-	snprintf(path, sizeof(path), "/proc/%d/statm", p->pid);
-	rp->statm_fd = open(path, O_RDONLY | O_CLOEXEC);
-	snprintf(path, sizeof(path), "/proc/%d/status", p->pid);
-	rp->status_fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (rp->statm_fd < 0 || rp->status_fd < 0) {
-		int err = errno;
+	rp->statm_fd = -1;
+	if (fd_take()) {
+		snprintf(path, sizeof(path), "/proc/%d/statm", p->pid);
+		rp->statm_fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (rp->statm_fd < 0) {
+			int err = errno;
 
-		if (rp->statm_fd >= 0)
-			close(rp->statm_fd);
-		if (rp->status_fd >= 0)
-			close(rp->status_fd);
-		free(rp);
-		if (err != ENOENT && err != ESRCH)
-			fs_warn("real memory: cannot read /proc/%d: %s: its memory is not charged",
-				p->pid, strerror(err));
-		return NULL;
+			fd_give();
+			free(rp);
+			if (err != ENOENT && err != ESRCH)
+				fs_warn("real memory: cannot read %s: %s: its memory is not charged",
+					path, strerror(err));
+			return NULL;
+		}
 	}
 	p->real = rp;
 	return rp;
@@ -199,8 +220,10 @@ void realmem_proc_free(struct proc *p)
 
 	if (!rp)
 		return;
-	close(rp->statm_fd);
-	close(rp->status_fd);
+	if (rp->statm_fd >= 0) {
+		close(rp->statm_fd);
+		fd_give();
+	}
 	free(rp);
 	p->real = NULL;
 }
@@ -212,6 +235,44 @@ static ssize_t pread_all(int fd, char *buf, size_t len)
 	if (n < 0)
 		return -errno;
 	buf[n] = '\0';
+	return n;
+}
+
+/* p's start time in /proc/PID/stat (clock ticks after boot), or 0. */
+static unsigned long long proc_start(pid_t pid)
+{
+	char path[64], buf[1024], *r;
+	unsigned long long start = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (fs_read_file(path, buf, sizeof(buf)) > 0 && (r = strrchr(buf, ')')) &&
+	    sscanf(r + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
+		   "%*d %*d %*d %llu", &start) != 1)
+		start = 0;
+	return start;
+}
+
+/*
+ * Read /proc/PID/NAME of p, and only of p: a pid read by path may be
+ * another process's by now.  The kept statm descriptor is bound to p (it
+ * fails once p is gone), so a read of it after the file's says the pid
+ * was still p's; without it, p's start time must still be /proc's.
+ */
+static ssize_t proc_read(struct proc *p, struct real_proc *rp, const char *name, char *buf,
+			 size_t len)
+{
+	char path[64], check[128];
+	ssize_t n;
+
+	if (rp->statm_fd >= 0 && !strcmp(name, "statm"))
+		return pread_all(rp->statm_fd, buf, len);
+	snprintf(path, sizeof(path), "/proc/%d/%s", p->pid, name);
+	n = fs_read_file(path, buf, len);
+	if (n <= 0)
+		return n == -ENOENT ? -ESRCH : n;
+	if (rp->statm_fd >= 0 ? pread_all(rp->statm_fd, check, sizeof(check)) <= 0 :
+	    proc_start(p->pid) != p->start)
+		return -ESRCH;
 	return n;
 }
 
@@ -243,7 +304,7 @@ static bool sample_proc(struct proc *p)
 	if (!rp)
 		return false;
 	atomic_fetch_add_explicit(&stat_samples, 1, memory_order_relaxed);
-	n = pread_all(rp->statm_fd, buf, 128);
+	n = proc_read(p, rp, "statm", buf, 128);
 	if (n <= 0 || sscanf(buf, "%lu %lu %lu", &statm[0], &statm[1], &statm[2]) != 3)
 		return rp->charged;	/* exiting: its exit uncharges it */
 	/* statm still: nothing resident changed (threads and page tables come with size) */
@@ -251,7 +312,7 @@ static bool sample_proc(struct proc *p)
 		return rp->charged;
 	memcpy(rp->statm, statm, sizeof(statm));
 	atomic_fetch_add_explicit(&stat_status_reads, 1, memory_order_relaxed);
-	n = pread_all(rp->status_fd, buf, sizeof(buf));
+	n = proc_read(p, rp, "status", buf, sizeof(buf));
 	if (n <= 0) {
 		if (n < 0 && n != -ESRCH && !rp->warned) {
 			rp->warned = true;
@@ -365,8 +426,10 @@ static void rf_release(void *priv)
 {
 	struct rfile *rf = priv;
 
-	if (rf->fd >= 0)
+	if (rf->fd >= 0) {
 		close(rf->fd);
+		fd_give();
+	}
 	pthread_mutex_destroy(&rf->lock);
 	free(rf);
 }
@@ -455,10 +518,18 @@ static void file_used(struct proc *p, int fd, const struct stat *st)
 		return;
 	}
 	/* what is cached at the first use was brought in by someone else */
+	if (!fd_take()) {
+		if (!atomic_exchange(&files_over_budget, true))
+			fs_warn("real memory: out of descriptors for files (a quarter of "
+				"RLIMIT_NOFILE): files members use from now on are not charged");
+		close(fd);
+		return;
+	}
 	rf = calloc(1, sizeof(*rf));
 	if (!rf || file_cachestat(fd, &c)) {
 		free(rf);
 		close(fd);
+		fd_give();
 		return;
 	}
 	pthread_mutex_init(&rf->lock, NULL);
@@ -1129,9 +1200,15 @@ int realmem_init(const struct memcgfs_config *conf)
 	struct epoll_event ev = { .events = EPOLLIN };
 	const char *no_fan;
 
+	struct rlimit rl;
+
 	real_on = conf->memcg.real_memory;
 	if (!real_on)
 		return 0;
+	/* the daemon raised it to the hard limit already; MEMCGFS_REAL_FDS=N for tests */
+	atomic_store(&fd_budget, getrlimit(RLIMIT_NOFILE, &rl) ? 256 : (long)(rl.rlim_cur / 4));
+	if (getenv("MEMCGFS_REAL_FDS"))
+		atomic_store(&fd_budget, strtol(getenv("MEMCGFS_REAL_FDS"), NULL, 10));
 	interval_ns = (uint64_t)conf->memcg.real_interval * NSEC_PER_MSEC;
 	host_page = sysconf(_SC_PAGESIZE);
 	memcg_set_real_ops(&real_ops);
