@@ -69,7 +69,7 @@
 #define FILE_GRACE_NS	(5 * NSEC_PER_SEC)	/* a file members used lately stays known */
 #define FD_SCAN_EVERY	8	/* without fanotify: descriptors looked at this often */
 #define FILE_TABLE	4096
-#define FAN_BATCH_US	2000	/* the files thread sleeps this long between batches */
+#define FAN_BATCH_US	500	/* the files thread sleeps this long between batches */
 #define RECLAIM_CHUNK	(256ul << 12)	/* bytes dropped at once from a big file */
 
 struct cachestat_range {
@@ -1125,9 +1125,11 @@ static void *realmem_files_main(void *arg)
 				fan_mark_mounts();
 		}
 		/*
-		 * The whole host's opens come through here: take them a few
-		 * milliseconds' worth at a time (a wake-up per open costs more
-		 * than the events) - a first use is still measured that soon.
+		 * The whole host's opens come through here: take them half a
+		 * millisecond's worth at a time (a wake-up per open costs more
+		 * than the events).  What a member reads or writes of a file
+		 * before its open is seen counts as someone else's: this bounds
+		 * it (a fast writer: a few hundred KiB).
 		 */
 		usleep(FAN_BATCH_US);
 	}
