@@ -674,7 +674,6 @@ static void fs_ll_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t 
 	int err;
 
 	(void)ino;
-	(void)off;
 	fs_caller_init(&who, req);
 	/* the notifier's self-write raises IN_MODIFY and changes nothing */
 	if (who.tid && who.tid == atomic_load(&fs_notifier_tid)) {
@@ -682,7 +681,7 @@ static void fs_ll_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t 
 		return;
 	}
 	if (f->type == FT_CTL || f->type == FT_TRACE_PIPE) {
-		rootfiles_write(req, h, buf, size);
+		rootfiles_write(req, h, buf, size, off);
 		return;
 	}
 	if (size > WRITE_MAX) {

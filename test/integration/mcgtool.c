@@ -46,6 +46,9 @@
  *   mcgtool ioctlfree FILE OP [CACHE] HANDLE...  one ioctl per handle (OP kfree,
  *                                      cache or pages), each result on a line; with
  *                                      $MCG_GO set, first waits until that file exists
+ *   mcgtool ctlseek FILE               memcgfs.ctl's file positions: a reply read
+ *                                      ahead and given back with lseek, pread, a
+ *                                      failed write, pwrite; one line per step
  */
 #include "memcgfs_ctl.h"
 
@@ -964,6 +967,52 @@ static int cmd_threads(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * Where a reply is: at the position the request's write left (unchanged
+ * when it failed), whole until the next request.
+ */
+static int cmd_ctlseek(int argc, char **argv)
+{
+	char whole[4096], part[4096], again[4096];
+	ssize_t n, k, m;
+	off_t at;
+	int fd = open(argv[0], O_RDWR);
+
+	(void)argc;
+	if (fd < 0) {
+		printf("open:%s\n", ename(errno));
+		return 0;
+	}
+	n = write(fd, "whoami\n", 7);
+	at = lseek(fd, 0, SEEK_CUR);
+	printf("write %zd at %lld\n", n, (long long)at);
+	/* read 10 bytes, give 6 back, read on: what a shell's read does */
+	k = read(fd, part, 10);
+	if (k == 10 && lseek(fd, -6, SEEK_CUR) == at + 4)
+		k = 4 + read(fd, part + 4, sizeof(part) - 5);
+	m = pread(fd, whole, sizeof(whole) - 1, at);
+	printf("given back and read again: %s\n",
+	       k > 10 && k == m && !memcmp(part, whole, (size_t)m) ? "same" : "differ");
+	printf("ends in a newline: %s\n", m > 0 && whole[m - 1] == '\n' ? "yes" : "no");
+	printf("pread before it: %zd, after it: %zd, read on: %zd\n", pread(fd, again, 16, 0),
+	       pread(fd, again, 16, at + m), read(fd, again, sizeof(again)));
+	/* a failed request leaves the position: its reply is right there */
+	at = lseek(fd, 0, SEEK_CUR);
+	n = write(fd, "bogus\n", 6);
+	printf("failed write: %s, position %s\n", n < 0 ? ename(errno) : "OK",
+	       lseek(fd, 0, SEEK_CUR) == at ? "unchanged" : "moved");
+	m = read(fd, again, sizeof(again) - 1);
+	again[m > 0 ? m : 0] = '\0';
+	printf("its reply: %.12s\n", again);
+	/* pwrite at 0: the reply is after it, the file position untouched */
+	n = pwrite(fd, "whoami\n", 7, 0);
+	m = pread(fd, again, sizeof(again) - 1, 7);
+	printf("pwrite %zd, reply at 7: %.7s, same as before: %s\n", n, m > 0 ? again : "",
+	       m > 0 && !memcmp(again, whole, 7) ? "yes" : "no");
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -979,7 +1028,7 @@ int main(int argc, char **argv)
 		{ "readnb", cmd_readnb, 1 }, { "pollin", cmd_pollin, 1 },
 		{ "threads", cmd_threads, 1 },
 		{ "ctlx", cmd_ctlx, 1 }, { "cats", cmd_cats, 1 }, { "ioctlcase", cmd_ioctlcase, 2 },
-		{ "ioctlfree", cmd_ioctlfree, 3 },
+		{ "ioctlfree", cmd_ioctlfree, 3 }, { "ctlseek", cmd_ctlseek, 1 },
 	};
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
