@@ -2,7 +2,7 @@
 /*
  * client/memcgctl.c - the memcgctl command: main(), the control protocol's
  * operations as subcommands (through libmemcgfs), and run.  tree, stat
- * and top are in view.c, trace in trace.c.
+ * and top are in view.c, trace in trace.c, sandbox in sandbox.c.
  *
  * Output: data on stdout (handles one per line, or JSON with --json),
  * messages on stderr as "memcgctl: WHAT (ERRNAME)".  Exit status 0, 1 when
@@ -85,6 +85,17 @@ static const struct help {
 	  "Move memcgctl into CGROUP (its pid into cgroup.procs), then execute COMMAND,\n"
 	  "which and whose children charge CGROUP.  Exits with COMMAND's status, 126 or 127\n"
 	  "when it cannot be executed.\n" },
+	{ "sandbox",
+	  "Usage: memcgctl sandbox [-g CGROUP] [--] COMMAND [ARG...]\n"
+	  "Run COMMAND where memcgfs is the cgroup v2 tree, for tools that find the tree\n"
+	  "themselves: in a private mount namespace, /sys/fs/cgroup becomes a cgroup2 mount\n"
+	  "(what the host has there is detached, in there only) and memcgfs is bound over it\n"
+	  "and over every other cgroup2 mount point; in a new cgroup namespace\n"
+	  "/proc/self/cgroup reads 0::/, memcgfs's root.  -g moves memcgctl into CGROUP\n"
+	  "first.  Limits: statfs(2) still says FUSE (tools that check for cgroup2's magic\n"
+	  "refuse), /proc/mounts still lists fuse.memcgfs on top of the cgroup2 entry, and\n"
+	  "/proc/self/cgroup does not follow moves.  Needs root (CAP_SYS_ADMIN).  Exits\n"
+	  "with COMMAND's status, 126 or 127 when it cannot be executed.\n" },
 	{ "tree",
 	  "Usage: memcgctl tree [CGROUP] [--bytes] [--json]\n"
 	  "The hierarchy under CGROUP (default: the root) with memory.current, memory.peak,\n"
@@ -127,6 +138,7 @@ static void usage(FILE *f)
 	      "  check                                run the invariant checks (root only)\n"
 	      "Cgroups:\n"
 	      "  run -g CGROUP COMMAND...             run a command in a cgroup\n"
+	      "  sandbox COMMAND...                   run a command with memcgfs as its cgroup2 tree\n"
 	      "  tree [CGROUP]                        hierarchy with usage, limits, events\n"
 	      "  stat CGROUP                          memory.stat for people\n"
 	      "  top [CGROUP]                         live view sorted by memory.current\n"
@@ -149,7 +161,7 @@ int mctl_help(const char *cmd)
 }
 
 /* ---- moving into a cgroup ---- */
-static int move_self(struct mctl *c, const char *cgroup)
+int mctl_move_self(struct mctl *c, const char *cgroup)
 {
 	char dir[MEMCGFS_PATH_MAX], p[MEMCGFS_PATH_MAX + 16], pid[32];
 	int err, fd, n;
@@ -424,7 +436,7 @@ static int do_alloc(struct mctl *c, struct alloc_args *a)
 	err = mctl_mount(c);
 	if (err)
 		return err;
-	if (a->cgroup && (err = move_self(c, a->cgroup)))
+	if (a->cgroup && (err = mctl_move_self(c, a->cgroup)))
 		return err;
 	err = memcgfs_open(c->mount, &m);
 	if (err)
@@ -679,7 +691,7 @@ static int one_op(struct mctl *c, const char *cmd, const char *cgroup, struct me
 	err = mctl_mount(c);
 	if (err)
 		return err;
-	if (cgroup && (err = move_self(c, cgroup)))
+	if (cgroup && (err = mctl_move_self(c, cgroup)))
 		return err;
 	err = memcgfs_open(c->mount, &m);
 	if (err)
@@ -910,7 +922,7 @@ static int cmd_run(struct mctl *c, int argc, char **argv)
 		return mctl_usage_error(c, "run", "missing -g CGROUP");
 	if (optind >= argc)
 		return mctl_usage_error(c, "run", "missing COMMAND");
-	err = move_self(c, cg);
+	err = mctl_move_self(c, cg);
 	if (err)
 		return err;
 	execvp(argv[optind], argv + optind);
@@ -932,6 +944,7 @@ static const struct command {
 	{ "whoami", cmd_whoami },
 	{ "check", cmd_check },
 	{ "run", cmd_run },
+	{ "sandbox", cmd_sandbox },
 	{ "tree", cmd_tree },
 	{ "stat", cmd_stat },
 	{ "top", cmd_top },

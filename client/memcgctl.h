@@ -2,7 +2,8 @@
 /*
  * client/memcgctl.h - memcgctl's private declarations: the command line's
  * shared state, cgroup files, output helpers, and the subcommands that
- * live in their own files (tree/stat/top in view.c, trace in trace.c).
+ * live in their own files (tree/stat/top in view.c, trace in trace.c,
+ * sandbox in sandbox.c).
  */
 #ifndef MEMCGFS_CLIENT_MEMCGCTL_H
 #define MEMCGFS_CLIENT_MEMCGCTL_H
@@ -40,6 +41,8 @@ struct cg_mem {
 
 /* memcgctl.c: a subcommand's --help on stdout */
 int mctl_help(const char *cmd);
+/* memcgctl.c: write our pid into CGROUP's cgroup.procs */
+int mctl_move_self(struct mctl *c, const char *cgroup);
 
 /* util.c */
 const char *mctl_errname(int err);
@@ -70,5 +73,8 @@ int cmd_top(struct mctl *c, int argc, char **argv);
 
 /* trace.c */
 int cmd_trace(struct mctl *c, int argc, char **argv);
+
+/* sandbox.c */
+int cmd_sandbox(struct mctl *c, int argc, char **argv);
 
 #endif /* MEMCGFS_CLIENT_MEMCGCTL_H */
