@@ -236,8 +236,9 @@ static int xattr_node(fuse_req_t req, struct cgroup *cg, unsigned int idx, const
 	return 0;
 }
 
-static void fs_ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
-			   size_t size, int flags)
+/* setxattr, or removexattr (remove) */
+static void xattr_write(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
+			size_t size, int flags, bool remove)
 {
 	unsigned int idx;
 	struct cgroup *cg = nodeid_cgroup(ino, &idx);
@@ -246,40 +247,28 @@ static void fs_ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, con
 	pthread_rwlock_rdlock(&fs_tree_lock);
 	err = xattr_node(req, cg, idx, name, 2);
 	if (!err)
-		err = fs_xattr_set(cg, idx, name, value, size, flags);
+		err = remove ? fs_xattr_remove(cg, idx, name) :
+			       fs_xattr_set(cg, idx, name, value, size, flags);
 	pthread_rwlock_unlock(&fs_tree_lock);
 	fuse_reply_err(req, -err);
+}
+
+static void fs_ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
+			   size_t size, int flags)
+{
+	xattr_write(req, ino, name, value, size, flags, false);
 }
 
 static void fs_ll_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
-	unsigned int idx;
-	struct cgroup *cg = nodeid_cgroup(ino, &idx);
-	int err;
-
-	pthread_rwlock_rdlock(&fs_tree_lock);
-	err = xattr_node(req, cg, idx, name, 2);
-	if (!err)
-		err = fs_xattr_remove(cg, idx, name);
-	pthread_rwlock_unlock(&fs_tree_lock);
-	fuse_reply_err(req, -err);
+	xattr_write(req, ino, name, NULL, 0, 0, true);
 }
 
 /*
- * getxattr and listxattr: size 0 asks for the length.  The value is
- * copied under the locks and replied from the copy.
+ * getxattr (name), or listxattr (NULL): size 0 asks for the length.  The
+ * value is copied under the locks and replied from the copy.
  */
-static void reply_xattr(fuse_req_t req, ssize_t n, const char *buf, size_t size)
-{
-	if (n < 0)
-		fuse_reply_err(req, (int)-n);
-	else if (!size)
-		fuse_reply_xattr(req, (size_t)n);
-	else
-		fuse_reply_buf(req, buf, (size_t)n);
-}
-
-static void fs_ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+static void xattr_read(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
 	unsigned int idx;
 	struct cgroup *cg = nodeid_cgroup(ino, &idx);
@@ -292,32 +281,28 @@ static void fs_ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, siz
 	}
 	pthread_rwlock_rdlock(&fs_tree_lock);
 	n = xattr_node(req, cg, idx, name, 4);
+	/* simple_xattr_list(): trusted.* for CAP_SYS_ADMIN (root, here) */
 	if (!n)
-		n = fs_xattr_get(cg, idx, name, buf, size);
+		n = name ? fs_xattr_get(cg, idx, name, buf, size) :
+			   fs_xattr_list(cg, idx, fuse_req_ctx(req)->uid == 0, buf, size);
 	pthread_rwlock_unlock(&fs_tree_lock);
-	reply_xattr(req, n, buf, size);
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else if (!size)
+		fuse_reply_xattr(req, (size_t)n);
+	else
+		fuse_reply_buf(req, buf, (size_t)n);
 	free(buf);
+}
+
+static void fs_ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+	xattr_read(req, ino, name, size);
 }
 
 static void fs_ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
-	unsigned int idx;
-	struct cgroup *cg = nodeid_cgroup(ino, &idx);
-	char *buf = size ? malloc(size) : NULL;
-	ssize_t n;
-
-	if (size && !buf) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	pthread_rwlock_rdlock(&fs_tree_lock);
-	n = xattr_node(req, cg, idx, NULL, 0);
-	/* simple_xattr_list(): trusted.* for CAP_SYS_ADMIN (root, here) */
-	if (!n)
-		n = fs_xattr_list(cg, idx, fuse_req_ctx(req)->uid == 0, buf, size);
-	pthread_rwlock_unlock(&fs_tree_lock);
-	reply_xattr(req, n, buf, size);
-	free(buf);
+	xattr_read(req, ino, NULL, size);
 }
 
 /* ---- directories ---- */

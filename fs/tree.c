@@ -930,6 +930,7 @@ void tree_exit(void)
 		struct cgroup *cg = all_cgroups;
 
 		all_cgroups = cg->all_next;
+		fs_xattr_drop(cg, 0);
 		free(cg->fattr);
 		free(cg->name);
 		free(cg);

@@ -198,6 +198,14 @@ static void test_drop(void **state)
 	assert_int_equal(fs_xattr_set(b, procs, "user.b", "1", 1, 0), 0);
 	assert_int_equal(cgroup_rmdir(cg, "b"), 0);
 	assert_int_equal(fs_xattr_set(cg, 0, "user.left", "1", 1, 0), 0);
+	/*
+	 * one the kernel still looks up when the session ends (tree_exit
+	 * frees it apart): under ASan, a leak if its attributes stayed
+	 */
+	assert_int_equal(cgroup_mkdir(cg, "held", 0755, 0, 0, &b), 0);
+	assert_int_equal(fs_xattr_set(b, 0, "user.held", "1", 1, 0), 0);
+	assert_int_equal(fs_xattr_set(b, procs, "user.held", "1", 1, 0), 0);
+	cgroup_get(b);
 }
 
 int main(void)
