@@ -190,6 +190,8 @@ struct cgroup {
 	uint64_t dead_user_ticks;	/* CPU time of exited members, this and below */
 	uint64_t dead_sys_ticks;
 
+	_Atomic uint64_t real_refreshed_ns;	/* realmem.c: members last sampled for a read */
+
 	/* notification: kernfs's open-node event counters, starting at 1 */
 	_Atomic uint64_t events[NR_NOTIFY_FILES];
 	uint64_t notified_ns[NR_NOTIFY_FILES];	/* last delivery, notifier thread */
@@ -320,6 +322,9 @@ struct proc {
 	atomic_int ref;
 	bool exited;
 	bool stopped;			/* SIGSTOPped by the freezer */
+	bool throttled;			/* SIGSTOPped for a memory.high penalty (realmem.c) */
+	atomic_bool real_scan;		/* realmem.c: look at its files (it moved in) */
+	void *real;			/* realmem.c's measuring state */
 	uid_t uid;			/* real uid, for fs.user_slices */
 	char comm[16];
 	struct proc_move moves[PROC_MOVES];	/* newest last */
@@ -365,6 +370,52 @@ void procs_sync(void);
  * changes.  Tree lock held for writing.
  */
 void procs_reattach(struct cgroup *cg);
+/* An exit the tracker applied (read without procs_lock: a hint, true stays true). */
+static inline bool proc_exited(const struct proc *p)
+{
+	return __atomic_load_n(&p->exited, __ATOMIC_ACQUIRE);
+}
+/* Is p in a child cgroup (a hint without procs_lock)? */
+static inline bool proc_member(const struct proc *p)
+{
+	return __atomic_load_n(&p->cg, __ATOMIC_RELAXED) != fs_root;
+}
+/*
+ * procs_collect - every live tracked process at and below cg (NULL: all
+ * of them), referenced, in *out (procs_put_all() drops them).  0, -ENOMEM.
+ */
+int procs_collect(struct cgroup *cg, struct proc ***out, size_t *n);
+void procs_put_all(struct proc **v, size_t n);
+/* The tracked process pid if it is in a child cgroup, referenced; else NULL. */
+struct proc *procs_get_member(pid_t pid);
+/*
+ * Stop (true) or continue (false) p for a memory.high penalty, through its
+ * pidfd, minding the freezer: a frozen process stays stopped.  -ESRCH for
+ * an exited one, -EPERM for PID 1 and the daemon.
+ */
+int procs_throttle(struct proc *p, bool stop);
+/* realmem.c: look at the files of every member (fanotify lost events). */
+void procs_mark_file_scan(void);
+bool procs_take_file_scan(struct proc *p);
+
+/* ---- realmem.c: real memory (memcg.real_memory) ---- */
+int realmem_init(const struct memcgfs_config *conf);
+int realmem_start(void);
+/* Stop the thread and continue every process it stopped. */
+void realmem_stop(void);
+void realmem_exit(void);
+bool realmem_on(void);
+/*
+ * A read of cg's usage files samples its members now: 0, or an enforcement
+ * round the reply waits for (realmem_enforced(), woken on realmem_waitq()).
+ */
+uint64_t realmem_refresh(struct cgroup *cg);
+bool realmem_enforced(uint64_t round);
+struct fs_waitq *realmem_waitq(void);
+void realmem_proc_free(struct proc *p);
+void realmem_stats(unsigned long *samples, unsigned long *status_reads,
+		   unsigned long *file_samples, unsigned long *files);
+
 /* Is the process whose thread 'tid' is our notifier? */
 extern _Atomic pid_t fs_notifier_tid;
 

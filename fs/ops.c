@@ -687,14 +687,37 @@ static int render(struct fs_handle *h)
 	return 0;
 }
 
+static void read_reply(fuse_req_t req, struct fs_handle *h, size_t size, off_t off);
+
+/* A read that waits for real memory's enforcement round (realmem.c). */
+struct read_wait {
+	struct fs_defer d;
+	struct fs_handle *h;
+	size_t size;
+	uint64_t round;
+};
+
+static bool read_wait_ready(struct fs_defer *d)
+{
+	return realmem_enforced(((struct read_wait *)d->data)->round);
+}
+
+static void read_wait_done(struct fs_defer *d, int why)
+{
+	struct read_wait *w = d->data;
+
+	if (why == -EINTR || why == -ESHUTDOWN)
+		fuse_reply_err(d->req, -why);
+	else
+		read_reply(d->req, w->h, w->size, 0);
+	free(w);
+}
+
 static void fs_ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		       struct fuse_file_info *fi)
 {
 	struct fs_handle *h = (struct fs_handle *)(uintptr_t)fi->fh;
 	const struct fs_file *f = h->file;
-	char *out = NULL;
-	size_t n = 0;
-	int err = 0;
 
 	(void)ino;
 	if (f->type == FT_CTL || f->type == FT_TRACE_PIPE) {
@@ -705,6 +728,35 @@ static void fs_ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	if (off == 0 && (!strcmp(f->name, "cgroup.procs") || !strcmp(f->name, "cgroup.threads") ||
 			 !strcmp(f->name, "cgroup.events")))
 		procs_sync();
+	/*
+	 * Real memory: the members are sampled before usage is shown; a memcg
+	 * that went over its max waits for the reclaim and OOM the charge
+	 * would have done (on realmem's thread, not this worker).
+	 */
+	if (off == 0 && f->type == FT_MEMORY && realmem_on() && memcg_file_shows_usage(f->mf)) {
+		uint64_t round = realmem_refresh(h->cg);
+		struct read_wait *w;
+
+		if (round && (w = calloc(1, sizeof(*w)))) {
+			*w = (struct read_wait){ .h = h, .size = size, .round = round };
+			w->d.req = req;
+			w->d.ready = read_wait_ready;
+			w->d.complete = read_wait_done;
+			w->d.data = w;
+			defer_wait(&w->d, realmem_waitq());
+			return;
+		}
+	}
+	read_reply(req, h, size, off);
+}
+
+/* Render (at offset 0) and answer a read of a rendered file. */
+static void read_reply(fuse_req_t req, struct fs_handle *h, size_t size, off_t off)
+{
+	char *out = NULL;
+	size_t n = 0;
+	int err = 0;
+
 	pthread_mutex_lock(&h->lock);
 	pthread_rwlock_rdlock(&fs_tree_lock);
 	if (handle_stale(h))

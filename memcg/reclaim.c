@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * reclaim.c - memcg reclaim (mm/vmscan.c's shrink_node_memcgs for one
- * memcg subtree): file LRU pages, inactive before active, then reclaimable
- * slab through the shrinkers; anon is never reclaimed (no swap).
+ * memcg subtree): file LRU pages, inactive before active, real page cache
+ * (real.c), then reclaimable slab through the shrinkers; anon is never
+ * reclaimed (no swap).
  *
  * Priorities from DEF_PRIORITY down to 0 scan lruvec_size >> priority per
  * memcg, less the share that its effective protection covers (the kernel's
@@ -309,6 +310,16 @@ static unsigned long shrink_memcgs(struct mem_cgroup *root, struct mem_cgroup **
 				shrink_active_list(m, (int)nid, (active - inactive + 1) / 2,
 						   proactive ? MI_PGSCAN_PROACTIVE : MI_PGSCAN_DIRECT);
 			reclaimed += shrink_inactive_list(m, (int)nid, scan, want - reclaimed, proactive);
+		}
+		if (reclaimed < want) {
+			/* real page cache (real.c): files on their own LRU, scanned alike */
+			unsigned long real = memcg_real_lru_pages(m);
+			unsigned long scan = proportional_scan(m, real, low_reclaim) >> priority;
+
+			if (!scan && real && priority < DEF_PRIORITY)
+				scan = real < SWAP_CLUSTER_MAX ? real : SWAP_CLUSTER_MAX;
+			if (scan)
+				reclaimed += shrink_real_files(m, scan, want - reclaimed, proactive);
 		}
 		if (reclaimed < want)
 			reclaimed += shrink_slab(m, priority);
