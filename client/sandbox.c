@@ -121,24 +121,24 @@ static bool is_dir(const char *path)
 static int sys_fs_cgroup_v2(struct mctl *c)
 {
 	struct mounts m;
-	const char *top;
+	char top[64];
 	int err;
 
-	for (;;) {
+	for (int tries = 0;; tries++) {
 		err = mounts_read(&m);
 		if (err)
 			return mctl_error(c, -err, "/proc/self/mounts: %s", strerror(-err));
-		top = mounts_top(&m, SYS_FS_CGROUP);
-		if (!top || !strcmp(top, "cgroup2")) {
-			bool v2 = top != NULL;
-
-			mounts_free(&m);
-			if (v2)
-				return 0;
-			break;
-		}
+		snprintf(top, sizeof(top), "%s",
+			 mounts_top(&m, SYS_FS_CGROUP) ? mounts_top(&m, SYS_FS_CGROUP) : "");
 		mounts_free(&m);
+		if (!strcmp(top, "cgroup2"))
+			return 0;
+		if (!top[0])
+			break;
 		/* a v1 or hybrid layout: the tmpfs and the hierarchies in it */
+		if (tries == 16)
+			return mctl_error(c, EBUSY, "%s: still a %s mount after %d detaches",
+					  SYS_FS_CGROUP, top, tries);
 		if (umount2(SYS_FS_CGROUP, MNT_DETACH))
 			return mctl_error(c, errno, "%s: cannot detach what is mounted there: %s",
 					  SYS_FS_CGROUP, strerror(errno));
