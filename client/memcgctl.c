@@ -161,7 +161,7 @@ int mctl_help(const char *cmd)
 }
 
 /* ---- moving into a cgroup ---- */
-int mctl_move_self(struct mctl *c, const char *cgroup)
+static int move_self(struct mctl *c, const char *cgroup)
 {
 	char dir[MEMCGFS_PATH_MAX], p[MEMCGFS_PATH_MAX + 16], pid[32];
 	int err, fd, n;
@@ -436,7 +436,7 @@ static int do_alloc(struct mctl *c, struct alloc_args *a)
 	err = mctl_mount(c);
 	if (err)
 		return err;
-	if (a->cgroup && (err = mctl_move_self(c, a->cgroup)))
+	if (a->cgroup && (err = move_self(c, a->cgroup)))
 		return err;
 	err = memcgfs_open(c->mount, &m);
 	if (err)
@@ -691,7 +691,7 @@ static int one_op(struct mctl *c, const char *cmd, const char *cgroup, struct me
 	err = mctl_mount(c);
 	if (err)
 		return err;
-	if (cgroup && (err = mctl_move_self(c, cgroup)))
+	if (cgroup && (err = move_self(c, cgroup)))
 		return err;
 	err = memcgfs_open(c->mount, &m);
 	if (err)
@@ -897,7 +897,11 @@ static int cmd_kmem_cache(struct mctl *c, int argc, char **argv)
 				sub);
 }
 
-static int cmd_run(struct mctl *c, int argc, char **argv)
+/*
+ * run and sandbox: [-g CGROUP] [--] COMMAND [ARG...], executed in CGROUP
+ * (run's -g is required), in the sandbox's namespaces for sandbox.
+ */
+static int exec_command(struct mctl *c, int argc, char **argv, const char *cmd, bool sandbox)
 {
 	static const struct option opts[] = {
 		COMMON_LONGOPTS,
@@ -905,30 +909,43 @@ static int cmd_run(struct mctl *c, int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *cg = NULL;
-	int ch, r, err;
+	int ch, r, err = 0;
 
 	optind = 0;
 	while ((ch = getopt_long(argc, argv, "+m:hg:", opts, NULL)) != -1) {
-		r = common_opt(c, ch, "run");
+		r = common_opt(c, ch, cmd);
 		if (r < 0)
 			return EXIT_OK;
 		if (r)
 			continue;
 		if (ch != 'g')
-			return mctl_usage_error(c, "run", "unknown option");
+			return mctl_usage_error(c, cmd, "unknown option");
 		cg = optarg;
 	}
-	if (!cg)
-		return mctl_usage_error(c, "run", "missing -g CGROUP");
+	if (!cg && !sandbox)
+		return mctl_usage_error(c, cmd, "missing -g CGROUP");
 	if (optind >= argc)
-		return mctl_usage_error(c, "run", "missing COMMAND");
-	err = mctl_move_self(c, cg);
+		return mctl_usage_error(c, cmd, "missing COMMAND");
+	if (cg)
+		err = move_self(c, cg);
+	if (!err && sandbox)
+		err = mctl_sandbox(c);
 	if (err)
 		return err;
 	execvp(argv[optind], argv + optind);
 	err = errno;
 	mctl_error(c, err, "%s: %s", argv[optind], strerror(err));
 	return err == ENOENT ? 127 : 126;
+}
+
+static int cmd_run(struct mctl *c, int argc, char **argv)
+{
+	return exec_command(c, argc, argv, "run", false);
+}
+
+static int cmd_sandbox(struct mctl *c, int argc, char **argv)
+{
+	return exec_command(c, argc, argv, "sandbox", true);
 }
 
 static const struct command {

@@ -41,8 +41,6 @@ struct cg_mem {
 
 /* memcgctl.c: a subcommand's --help on stdout */
 int mctl_help(const char *cmd);
-/* memcgctl.c: write our pid into CGROUP's cgroup.procs */
-int mctl_move_self(struct mctl *c, const char *cgroup);
 
 /* util.c */
 const char *mctl_errname(int err);
@@ -74,7 +72,11 @@ int cmd_top(struct mctl *c, int argc, char **argv);
 /* trace.c */
 int cmd_trace(struct mctl *c, int argc, char **argv);
 
-/* sandbox.c */
-int cmd_sandbox(struct mctl *c, int argc, char **argv);
+/*
+ * sandbox.c: this process into the sandbox's namespaces, where memcgfs
+ * (c's mount) is the cgroup v2 tree, for the command executed next.
+ * 0 or the exit status.
+ */
+int mctl_sandbox(struct mctl *c);
 
 #endif /* MEMCGFS_CLIENT_MEMCGCTL_H */

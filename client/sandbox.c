@@ -27,7 +27,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <mntent.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -209,35 +208,11 @@ static int make_slave(struct mctl *c)
 	return err;
 }
 
-int cmd_sandbox(struct mctl *c, int argc, char **argv)
+int mctl_sandbox(struct mctl *c)
 {
-	static const struct option opts[] = {
-		{ "mount", required_argument, NULL, 'm' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "cgroup", required_argument, NULL, 'g' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *cg = NULL;
-	int ch, fd, err;
+	int fd, err;
 
-	optind = 0;
-	while ((ch = getopt_long(argc, argv, "+m:hg:", opts, NULL)) != -1) {
-		if (ch == 'h')
-			return mctl_help("sandbox");
-		if (ch == 'm') {
-			c->mount_arg = optarg;
-			c->mount[0] = '\0';
-		} else if (ch == 'g') {
-			cg = optarg;
-		} else {
-			return mctl_usage_error(c, "sandbox", "unknown option");
-		}
-	}
-	if (optind >= argc)
-		return mctl_usage_error(c, "sandbox", "missing COMMAND");
 	err = mctl_mount(c);
-	if (!err && cg)
-		err = mctl_move_self(c, cg);
 	if (err)
 		return err;
 	if (unshare(CLONE_NEWNS | CLONE_NEWCGROUP) && (errno != EINVAL || unshare(CLONE_NEWNS)))
@@ -257,15 +232,6 @@ int cmd_sandbox(struct mctl *c, int argc, char **argv)
 	err = is_dir(SYS_FS_CGROUP) ? sys_fs_cgroup_v2(c) : 0;
 	if (!err)
 		err = bind_memcgfs(c, fd);
-	if (err)
-		goto out_close;
-	close(fd);
-	execvp(argv[optind], argv + optind);
-	err = errno;
-	mctl_error(c, err, "%s: %s", argv[optind], strerror(err));
-	return err == ENOENT ? 127 : 126;
-
-out_close:
 	close(fd);
 	return err;
 }
