@@ -197,6 +197,8 @@ struct cgroup {
 	uint64_t notified_ns[NR_NOTIFY_FILES];	/* last delivery, notifier thread */
 	bool notify_pending[NR_NOTIFY_FILES];
 	struct fs_handle *pollers;	/* handles of notifying files, under poll_lock */
+
+	struct fs_xattr *xattrs;	/* extended attributes of it and its files (xattr.c) */
 };
 
 extern pthread_rwlock_t fs_tree_lock;
@@ -270,6 +272,23 @@ void notify_inval(struct fs_inval *v, size_t n, fuse_req_t req, size_t result);
 int cgroup_subtree_control_write(struct cgroup *cg, char *buf, struct fs_inval_list *iv);
 int cgroup_type_write(struct cgroup *cg, char *buf, struct fs_inval_list *iv);
 int cgroup_pressure_write(struct cgroup *cg, char *buf, struct fs_inval_list *iv);
+
+/* ---- extended attributes (xattr.c) ---- */
+/*
+ * trusted.* and user.* of node idx of cg (0: the directory, else 1 + the
+ * file's index), as kernfs keeps them.  The caller has checked that the node
+ * is there and the caller's permission, and holds fs_tree_lock (read).
+ * 0 or -errno (get and list: the length); size 0 asks for the length.
+ */
+int fs_xattr_set(struct cgroup *cg, unsigned int idx, const char *name, const void *value,
+		 size_t size, int flags);
+int fs_xattr_remove(struct cgroup *cg, unsigned int idx, const char *name);
+ssize_t fs_xattr_get(struct cgroup *cg, unsigned int idx, const char *name, void *buf,
+		     size_t size);
+/* The names, NUL-terminated one after another; trusted.* only if 'trusted'. */
+ssize_t fs_xattr_list(struct cgroup *cg, unsigned int idx, bool trusted, char *buf, size_t size);
+/* Nodes gone: the files with any of 'flags' (FF_MEMCG), or (0) all of cg's. */
+void fs_xattr_drop(struct cgroup *cg, unsigned int flags);
 
 /* ---- process tracking (procs.c) ---- */
 /*
@@ -420,6 +439,7 @@ struct fs_handle {
 	struct mem_cgroup *memcg;	/* the memcg it was opened on */
 	/* FT_CTL */
 	struct ctl_session *ctl;
+	uint64_t ctl_base;		/* the file offset of the reply's first byte */
 	/* FT_TRACE_PIPE */
 	struct trace_cursor cursor;
 	char *trace_rest;		/* a line that did not fit the last read */
@@ -446,7 +466,8 @@ int rootfiles_open(struct fs_handle *h);
 void rootfiles_release(struct fs_handle *h);
 /* Reads and writes that reply themselves (they may defer): 0 when replied. */
 void rootfiles_read(fuse_req_t req, struct fs_handle *h, size_t size, off_t off);
-void rootfiles_write(fuse_req_t req, struct fs_handle *h, const char *buf, size_t size);
+void rootfiles_write(fuse_req_t req, struct fs_handle *h, const char *buf, size_t size,
+		     off_t off);
 void rootfiles_ioctl(fuse_req_t req, struct fs_handle *h, unsigned int cmd,
 		     const void *in_buf, size_t in_bufsz, size_t out_bufsz);
 unsigned int rootfiles_poll(struct fs_handle *h);

@@ -123,7 +123,8 @@ static void ctl_finish(fuse_req_t req, struct proc *p, int err, size_t size, boo
 	defer_wait(&c->d, NULL);
 }
 
-static void ctl_write(fuse_req_t req, struct fs_handle *h, const char *buf, size_t size)
+static void ctl_write(fuse_req_t req, struct fs_handle *h, const char *buf, size_t size,
+		      off_t off)
 {
 	struct fs_caller who;
 	struct ctl_caller c;
@@ -140,6 +141,8 @@ static void ctl_write(fuse_req_t req, struct fs_handle *h, const char *buf, size
 	memcg_task_active(p->task, true);
 	pthread_mutex_lock(&h->lock);
 	err = ctl_request(h->ctl, &c, buf, size);
+	/* the reply is read from the file position the write leaves */
+	h->ctl_base = (uint64_t)off + (err ? 0 : size);
 	pthread_mutex_unlock(&h->lock);
 	ctl_finish(req, p, err, size, false, NULL, 0);
 }
@@ -387,30 +390,37 @@ void rootfiles_release(struct fs_handle *h)
 
 void rootfiles_read(fuse_req_t req, struct fs_handle *h, size_t size, off_t off)
 {
-	(void)off;
 	if (h->file->type == FT_TRACE_PIPE) {
 		trace_pipe_read(req, h, size);
 	} else {
-		/* memcgfs.ctl: the pending reply, where the last read stopped */
+		/*
+		 * memcgfs.ctl is seekable so that a shell's read takes a
+		 * buffer at a time (bash reads an unseekable file byte by
+		 * byte) and seeks back over what it did not use: the reply
+		 * is served by file offset, from where its request's write
+		 * left the position.  Nothing before or after it.
+		 */
 		char *buf = malloc(size ? size : 1);
-		size_t n;
+		size_t n = 0;
 
 		if (!buf) {
 			fuse_reply_err(req, ENOMEM);
 			return;
 		}
 		pthread_mutex_lock(&h->lock);
-		n = ctl_read(h->ctl, buf, size);
+		if (off >= 0 && (uint64_t)off >= h->ctl_base)
+			n = ctl_read_at(h->ctl, (uint64_t)off - h->ctl_base, buf, size);
 		pthread_mutex_unlock(&h->lock);
 		fuse_reply_buf(req, buf, n);
 		free(buf);
 	}
 }
 
-void rootfiles_write(fuse_req_t req, struct fs_handle *h, const char *buf, size_t size)
+void rootfiles_write(fuse_req_t req, struct fs_handle *h, const char *buf, size_t size,
+		     off_t off)
 {
 	if (h->file->type == FT_CTL)
-		ctl_write(req, h, buf, size);
+		ctl_write(req, h, buf, size, off);
 	else
 		fuse_reply_err(req, EINVAL);	/* trace_pipe has no write handler */
 }

@@ -155,6 +155,7 @@ static void cgroup_free(struct cgroup *cg)
 	if (cg->all_next)
 		cg->all_next->all_prev = cg->all_prev;
 	pthread_mutex_unlock(&all_lock);
+	fs_xattr_drop(cg, 0);
 	free(cg->fattr);
 	free(cg->name);
 	free(cg);
@@ -744,6 +745,9 @@ int cgroup_subtree_control_write(struct cgroup *cg, char *buf, struct fs_inval_l
 			if (c->memcg)
 				inval_add_files(iv, c, FF_MEMCG);
 		err = disable_memory(cg);
+		/* the children's memory.* nodes are gone, their attributes too */
+		for (struct cgroup *c = cg->first_child; c && !err; c = c->next_sibling)
+			fs_xattr_drop(c, FF_MEMCG);
 	}
 out_unlock:
 	pthread_rwlock_unlock(&fs_tree_lock);
@@ -795,6 +799,7 @@ int cgroup_type_write(struct cgroup *cg, char *buf, struct fs_inval_list *iv)
 			goto out_unlock;
 		}
 		inval_add_files(iv, cg, FF_MEMCG);
+		fs_xattr_drop(cg, FF_MEMCG);
 		mem_cgroup_put(memcg);
 	}
 	set_dom(cg, cg, dom);
@@ -925,6 +930,7 @@ void tree_exit(void)
 		struct cgroup *cg = all_cgroups;
 
 		all_cgroups = cg->all_next;
+		fs_xattr_drop(cg, 0);
 		free(cg->fattr);
 		free(cg->name);
 		free(cg);
