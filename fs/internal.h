@@ -163,6 +163,8 @@ struct cgroup {
 	/* the directory's attributes */
 	uid_t uid;
 	gid_t gid;
+	uid_t file_uid;			/* its files' owner: the creator's, for good */
+	gid_t file_gid;
 	mode_t mode;
 	struct timespec mtime, ctime;
 	struct fs_fattr *fattr;		/* per file, allocated on the first chown/chmod */

@@ -306,8 +306,9 @@ void cgroup_file_owner(const struct cgroup *cg, unsigned int idx, uid_t *uid, gi
 		*mode = cg->fattr[idx].mode;
 		return;
 	}
-	*uid = cg->uid;
-	*gid = cg->gid;
+	/* kernfs: a chown of the directory leaves its files as they were made */
+	*uid = idx ? cg->file_uid : cg->uid;
+	*gid = idx ? cg->file_gid : cg->gid;
 	*mode = idx ? fs_files[idx - 1].mode : cg->mode;
 }
 
@@ -470,8 +471,8 @@ int cgroup_mkdir(struct cgroup *parent, const char *name, mode_t mode, uid_t uid
 	cg->parent = parent;
 	cgroup_get(parent);
 	cg->level = parent->level + 1;
-	cg->uid = uid;
-	cg->gid = gid;
+	cg->uid = cg->file_uid = uid;
+	cg->gid = cg->file_gid = gid;
 	cg->mode = mode & 07777;
 	cgroup_set_memcg(cg, memcg);
 	/* the effective freeze state is inherited (cgroup_create) */
@@ -844,8 +845,8 @@ int tree_init(const struct memcgfs_config *conf)
 		return -ENOMEM;
 	/* as cgroupfs, the root is root's; a user's daemon mounts for its user */
 	root->mode = 0755;
-	root->uid = geteuid();
-	root->gid = getegid();
+	root->uid = root->file_uid = geteuid();
+	root->gid = root->file_gid = getegid();
 	cgroup_set_memcg(root, root_mem_cgroup());
 	root->subtree_memory = !strcmp(conf->fs.root_subtree_control, "memory");
 	fs_root = root;
