@@ -813,64 +813,85 @@ static void fan_mark_mounts(void)
 	fclose(f);
 }
 
-/* The file of an event, opened for us: -1 when it is not a regular file we can open. */
-static int fan_event_fd(const struct fanotify_event_metadata *ev)
+/*
+ * The file of an event, opened for us: -1 when it is not a regular file we
+ * can open.  The kernel does not pad FID records to 8 bytes, so an event
+ * (and its record) can sit at any address in the buffer: everything is
+ * copied out before it is looked at.
+ */
+static int fan_event_fd(const char *raw, const struct fanotify_event_metadata *ev)
 {
-	const struct fanotify_event_info_fid *fid;
-	const struct file_handle *fh;
+	struct fanotify_event_info_fid fid;
+	union {
+		struct file_handle fh;
+		char space[sizeof(struct file_handle) + MAX_HANDLE_SZ];
+	} h;
+	size_t off = ev->metadata_len, hlen;
 	int mfd;
 
 	if (!fan_fid)
 		return ev->fd;
-	if (ev->event_len < ev->metadata_len + sizeof(*fid))
+	if (ev->event_len < off + sizeof(fid) + sizeof(struct file_handle))
 		return -1;
-	fid = (const void *)((const char *)ev + ev->metadata_len);
-	if (fid->hdr.info_type != FAN_EVENT_INFO_TYPE_FID)
+	memcpy(&fid, raw + off, sizeof(fid));
+	if (fid.hdr.info_type != FAN_EVENT_INFO_TYPE_FID)
 		return -1;
-	mfd = fsid_mount_fd(&fid->fsid);
+	off += sizeof(fid);
+	memcpy(&h.fh, raw + off, sizeof(h.fh));
+	if (h.fh.handle_bytes > MAX_HANDLE_SZ ||
+	    off + sizeof(h.fh) + h.fh.handle_bytes > ev->event_len)
+		return -1;
+	hlen = h.fh.handle_bytes;
+	memcpy(h.fh.f_handle, raw + off + sizeof(h.fh), hlen);
+	mfd = fsid_mount_fd(&fid.fsid);
 	if (mfd < 0)
 		return -1;
-	fh = (const struct file_handle *)fid->handle;
-	return open_by_handle_at(mfd, (struct file_handle *)fh,
+	return open_by_handle_at(mfd, &h.fh,
 				 O_RDONLY | O_CLOEXEC | O_NOATIME | O_NONBLOCK | O_NOCTTY);
 }
 
 static void fan_handle(void)
 {
-	char buf[8192] __attribute__((aligned(__alignof__(struct fanotify_event_metadata))));
+	char buf[8192];
 
 	for (;;) {
 		ssize_t n = read(fan_fd, buf, sizeof(buf));
-		struct fanotify_event_metadata *ev;
+		size_t off;
 
 		if (n <= 0)
 			return;
-		for (ev = (void *)buf; FAN_EVENT_OK(ev, n); ev = FAN_EVENT_NEXT(ev, n)) {
+		for (off = 0; off + FAN_EVENT_METADATA_LEN <= (size_t)n;) {
+			struct fanotify_event_metadata ev;
+			const char *raw = buf + off;
 			struct stat st;
 			struct proc *p;
 			int fd;
 
-			if (ev->vers != FANOTIFY_METADATA_VERSION)
+			memcpy(&ev, raw, sizeof(ev));
+			if (ev.event_len < FAN_EVENT_METADATA_LEN || ev.event_len > (size_t)n - off)
+				break;
+			off += ev.event_len;
+			if (ev.vers != FANOTIFY_METADATA_VERSION)
 				continue;
-			if (ev->mask & FAN_Q_OVERFLOW) {
+			if (ev.mask & FAN_Q_OVERFLOW) {
 				/* opens were lost: look at every member's files */
 				procs_mark_file_scan();
 				continue;
 			}
 			/* the host's other processes: nothing to do (nothing opened in FID mode) */
-			p = procs_get_member(ev->pid);
+			p = procs_get_member(ev.pid);
 			if (!p) {
-				if (!fan_fid && ev->fd >= 0)
-					close(ev->fd);
+				if (!fan_fid && ev.fd >= 0)
+					close(ev.fd);
 				continue;
 			}
-			fd = fan_event_fd(ev);
+			fd = fan_event_fd(raw, &ev);
 			if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode))) {
 				close(fd);
 				fd = -1;
 			}
 			if (fd >= 0) {
-				if (ev->mask & FAN_OPEN)
+				if (ev.mask & FAN_OPEN)
 					file_used(p, fd, &st);
 				else
 					file_closed(fd, &st);
