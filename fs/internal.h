@@ -369,6 +369,7 @@ struct fs_handle {
 	struct mem_cgroup *memcg;	/* the memcg it was opened on */
 	/* FT_CTL */
 	struct ctl_session *ctl;
+	_Atomic bool ctl_owing;		/* a write left its writer a memory.high delay */
 	/* FT_TRACE_PIPE */
 	struct trace_cursor cursor;
 	char *trace_rest;		/* a line that did not fit the last read */
@@ -396,6 +397,7 @@ void rootfiles_release(struct fs_handle *h);
 /* Reads and writes that reply themselves (they may defer): 0 when replied. */
 void rootfiles_read(fuse_req_t req, struct fs_handle *h, size_t size, off_t off);
 void rootfiles_write(fuse_req_t req, struct fs_handle *h, const char *buf, size_t size);
+void rootfiles_flush(fuse_req_t req, struct fs_handle *h);
 void rootfiles_ioctl(fuse_req_t req, struct fs_handle *h, unsigned int cmd,
 		     const void *in_buf, size_t in_bufsz, size_t out_bufsz);
 unsigned int rootfiles_poll(struct fs_handle *h);

@@ -492,7 +492,8 @@ static void fs_ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	fi->fh = (uintptr_t)h;
 	fi->direct_io = 1;
 	fi->keep_cache = 0;
-	fi->noflush = 1;
+	/* memcgfs.ctl: a close pays a memory.high delay its writes left (rootfiles.c) */
+	fi->noflush = f->type != FT_CTL;
 	fi->nonseekable = !!(f->flags & FF_STREAM);
 	if (fuse_reply_open(req, fi))
 		handle_free(h);
@@ -502,6 +503,12 @@ void ops_exit(void)
 {
 	while (all_handles)
 		handle_free(all_handles);
+}
+
+static void fs_ll_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)ino;
+	rootfiles_flush(req, (struct fs_handle *)(uintptr_t)fi->fh);
 }
 
 static void fs_ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -824,6 +831,7 @@ const struct fuse_lowlevel_ops fs_ll_ops = {
 	.unlink = fs_ll_unlink,
 	.rename = fs_ll_rename,
 	.open = fs_ll_open,
+	.flush = fs_ll_flush,
 	.release = fs_ll_release,
 	.read = fs_ll_read,
 	.write = fs_ll_write,

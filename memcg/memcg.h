@@ -249,6 +249,15 @@ unsigned long try_to_free_mem_cgroup_pages(struct mem_cgroup *memcg, unsigned lo
  * without blocking a worker; memcg_task_stall_begin/end bracket it (PSI).
  */
 uint64_t memcg_handle_over_high(struct memcg_task *task);
+#define MEMCG_MAX_HIGH_DELAY_NS	(2000ull * 1000 * 1000)
+/*
+ * memcg_owe_over_high - the same reclaim after a request whose reply
+ * cannot wait (a text write holds the kernel's inode lock: every writer
+ * of memcgfs.ctl would wait with it); the delay stays owed by the task,
+ * at most 2 s, and memcg_handle_over_high() later returns it.  True if
+ * the task owes a delay now.
+ */
+bool memcg_owe_over_high(struct memcg_task *task);
 unsigned long memcg_task_pages_over_high(const struct memcg_task *task);
 void memcg_task_stall_begin(struct memcg_task *task);
 void memcg_task_stall_end(struct memcg_task *task);

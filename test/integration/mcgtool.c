@@ -10,6 +10,10 @@
  *                                      send a malformed batch: one line per step
  *   mcgtool ioctlkmalloc FILE SIZE N   one batch: kmalloc SIZE GFP_KERNEL_ACCOUNT xN;
  *                                      prints the op's errno name (or OK) and the ms taken
+ *   mcgtool lat FILE text|ioctl N [alloc]  N requests, each on a fresh fd (open,
+ *                                      request, reply, close): whoami, or with
+ *                                      alloc kmalloc 4096 GFP_KERNEL_ACCOUNT x64;
+ *                                      "n=N fail=F p50=MS p99=MS max=MS"
  *   mcgtool errno OP ARGS...           OK or the errno name of one call:
  *       write FILE DATA [nonblock]     open O_WRONLY (its failure: "open:ERRNO"),
  *                                      one write(2) of DATA
@@ -55,6 +59,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -579,6 +584,77 @@ static int cmd_ioctlkmalloc(int argc, char **argv)
 	return 0;
 }
 
+static double ms_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* One request as a client makes it, open to close; false if it failed. */
+static bool lat_one(const char *path, bool text, bool alloc)
+{
+	static struct memcgfs_ctl_batch_max b;
+	char reply[4096];
+	bool ok;
+	int fd = open(path, O_RDWR);
+
+	if (fd < 0)
+		return false;
+	if (text) {
+		const char *req = alloc ? "kmalloc 4096 GFP_KERNEL_ACCOUNT x64\n" : "whoami\n";
+
+		ok = write(fd, req, strlen(req)) == (ssize_t)strlen(req) &&
+		     read_reply(fd, reply, sizeof(reply)) > 0 && !strncmp(reply, "ok", 2);
+	} else {
+		memset(&b, 0, sizeof(b));
+		b.hdr.version = MEMCGFS_CTL_VERSION;
+		b.hdr.nr_ops = 1;
+		b.u.ops[0].op = alloc ? MEMCGFS_OP_KMALLOC : MEMCGFS_OP_WHOAMI;
+		b.u.ops[0].size = 4096;
+		b.u.ops[0].flags = MEMCGFS_GFP_KERNEL_ACCOUNT;
+		b.u.ops[0].count = alloc ? 64 : 8;	/* whoami: its slot and the path */
+		b.u.ops[0].slot = MEMCGFS_CTL_FIRST_SLOT(1);
+		ok = !ioctl(fd, MEMCGFS_IOC_BATCH_MAX, &b) && !b.u.ops[0].error;
+	}
+	return !close(fd) && ok;
+}
+
+static int cmd_lat(int argc, char **argv)
+{
+	bool text = !strcmp(argv[1], "text"), alloc = argc > 3 && !strcmp(argv[3], "alloc");
+	int n = atoi(argv[2]), fails = 0;
+	double *ms;
+
+	if (n < 1 || (!text && strcmp(argv[1], "ioctl")))
+		return usage();
+	ms = calloc((size_t)n, sizeof(*ms));
+	if (!ms)
+		return 1;
+	for (int i = 0; i < n; i++) {
+		struct timespec t0;
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		if (!lat_one(argv[0], text, alloc))
+			fails++;
+		ms[i] = ms_since(&t0);
+	}
+	qsort(ms, (size_t)n, sizeof(*ms), cmp_double);
+	/* the nearest-rank percentiles */
+	printf("n=%d fail=%d p50=%.2f p99=%.2f max=%.2f\n", n, fails, ms[(n * 50 + 99) / 100 - 1],
+	       ms[(n * 99 + 99) / 100 - 1], ms[n - 1]);
+	free(ms);
+	return 0;
+}
+
 static int open_err(const char *path, int flags)
 {
 	int fd = open(path, flags);
@@ -979,7 +1055,7 @@ int main(int argc, char **argv)
 		{ "readnb", cmd_readnb, 1 }, { "pollin", cmd_pollin, 1 },
 		{ "threads", cmd_threads, 1 },
 		{ "ctlx", cmd_ctlx, 1 }, { "cats", cmd_cats, 1 }, { "ioctlcase", cmd_ioctlcase, 2 },
-		{ "ioctlfree", cmd_ioctlfree, 3 },
+		{ "ioctlfree", cmd_ioctlfree, 3 }, { "lat", cmd_lat, 3 },
 	};
 
 	setvbuf(stdout, NULL, _IOLBF, 0);

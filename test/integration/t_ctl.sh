@@ -146,8 +146,7 @@ T0=$(date +%s%N)
 cat "$MNT/h/memory.stat" >/dev/null
 DUR=$(( ($(date +%s%N) - T0) / 1000000 ))
 ok "12 throttled clients, 10 workers: another client is served at once (${DUR} ms)" test "$DUR" -lt 500
-# (the kernel serialises writes to one FUSE inode: the others wait for the
-# first in the kernel, not in the daemon; background jobs ignore SIGINT)
+# (background jobs ignore SIGINT)
 T0=$(date +%s%N)
 kill -TERM $PIDS 2>/dev/null
 for p in $PIDS; do wait "$p" 2>/dev/null; done
