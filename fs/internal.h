@@ -427,6 +427,8 @@ struct fs_defer {
 	bool linked;
 	bool pinned;			/* being registered: nobody completes it yet */
 	bool interrupted;		/* an interrupt came while pinned */
+	void (*work)(struct fs_defer *d);	/* defer_run's */
+	_Atomic bool stop;		/* defer_run: interrupted or shutting down */
 };
 struct fs_waitq {
 	struct fs_defer *head;
@@ -440,6 +442,14 @@ void defer_exit(void);
 void defer_wait(struct fs_defer *d, struct fs_waitq *wq);
 /* Ask the waiters of wq again (cheap: any thread, any lock). */
 void waitq_wake(struct fs_waitq *wq);
+/*
+ * defer_run - work that may take long (memory.reclaim) on a thread of its
+ * own, the request set aside meanwhile.  A signal to the client (or
+ * shutdown) sets d->stop, which work() polls as the kernel polls
+ * signal_pending(); then complete(d, 0) replies on that thread, with
+ * what work() recorded.  Work that never ran: complete(d, -errno).
+ */
+void defer_run(struct fs_defer *d, void (*work)(struct fs_defer *d));
 
 /* ---- notify.c: poll, inotify, dcache invalidation ---- */
 int notify_init(const char *mountpoint, struct fuse_session *se);

@@ -258,6 +258,8 @@ static inline struct obj_cgroup *current_obj_cgroup(void)
 struct obj_cgroup *current_obj_cgroup(void);
 #endif
 struct mem_cgroup *get_mem_cgroup_from_current(void);
+/* the calling thread's client was signalled (memcg_set_signal) */
+bool signal_pending(void);
 /* t's memcg with a reference taken (css_tryget, retried across an attach) */
 struct mem_cgroup *get_task_memcg(const struct memcg_task *t);
 

@@ -109,6 +109,12 @@ struct mem_cgroup *memcg_task_memcg(const struct memcg_task *task);
 pid_t memcg_task_pid(const struct memcg_task *task);
 unsigned long memcg_task_owned_pages(const struct memcg_task *task);
 void memcg_set_current(struct memcg_task *task);
+/*
+ * memcg_set_signal - the calling thread's "signal pending" flag (NULL:
+ * none), polled where the kernel polls signal_pending(current): a
+ * memory.reclaim write then fails with -EINTR between its batches.
+ */
+void memcg_set_signal(const _Atomic bool *pending);
 struct memcg_task *memcg_current(void);
 
 /* ---- page charges by type ---- */

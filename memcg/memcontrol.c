@@ -18,6 +18,7 @@ pthread_mutex_t tree_lock = PTHREAD_MUTEX_INITIALIZER;
 pthread_mutex_t objcg_lock = PTHREAD_MUTEX_INITIALIZER;
 __thread struct memcg_task *current_task;
 __thread struct mem_cgroup *active_memcg;
+static __thread const _Atomic bool *current_signal;
 
 static struct kmem_cache *memcg_cachep;
 static unsigned short next_id = 1;
@@ -604,6 +605,16 @@ pid_t memcg_task_pid(const struct memcg_task *t)
 unsigned long memcg_task_owned_pages(const struct memcg_task *t)
 {
 	return READ_ONCE(t->owned_pages);
+}
+
+void memcg_set_signal(const _Atomic bool *pending)
+{
+	current_signal = pending;
+}
+
+bool signal_pending(void)
+{
+	return current_signal && atomic_load_explicit(current_signal, memory_order_relaxed);
 }
 
 void memcg_set_current(struct memcg_task *t)

@@ -35,6 +35,8 @@
  *                                      MS for POLLPRI: "PRI" or "TIMEOUT"
  *   mcgtool readwait FILE SIZE MS      a read that may block, interrupted by a
  *                                      signal after MS: "<n> bytes" or the errno
+ *   mcgtool writewait FILE DATA MS     one write(2) of DATA, interrupted by a signal
+ *                                      after MS: "OK <ms>" or "<ERRNO> <ms>"
  *   mcgtool readnb FILE SIZE           one O_NONBLOCK read: bytes or errno
  *   mcgtool pollin FILE MS             poll(POLLIN) on a fresh fd: "IN" or "TIMEOUT"
  *   mcgtool threads N SECONDS          N threads besides the main one, their ids on
@@ -974,6 +976,26 @@ static int cmd_readwait(int argc, char **argv)
 	return 0;
 }
 
+static int cmd_writewait(int argc, char **argv)
+{
+	struct sigaction sa = { .sa_handler = on_alarm };	/* no SA_RESTART */
+	struct timespec t0;
+	ssize_t n;
+	int fd;
+
+	(void)argc;
+	sigaction(SIGALRM, &sa, NULL);
+	fd = open_err(argv[0], O_WRONLY);
+	if (fd < 0)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ualarm((useconds_t)atoi(argv[2]) * 1000, 0);
+	n = write(fd, argv[1], strlen(argv[1]));
+	printf("%s %.0f\n", n < 0 ? ename(errno) : "OK", ms_since(&t0));
+	close(fd);
+	return 0;
+}
+
 static int cmd_readnb(int argc, char **argv)
 {
 	size_t size = argc > 1 ? strtoul(argv[1], NULL, 10) : 4096;
@@ -1056,6 +1078,7 @@ int main(int argc, char **argv)
 		{ "threads", cmd_threads, 1 },
 		{ "ctlx", cmd_ctlx, 1 }, { "cats", cmd_cats, 1 }, { "ioctlcase", cmd_ioctlcase, 2 },
 		{ "ioctlfree", cmd_ioctlfree, 3 }, { "lat", cmd_lat, 3 },
+		{ "writewait", cmd_writewait, 3 },
 	};
 
 	setvbuf(stdout, NULL, _IOLBF, 0);

@@ -809,6 +809,7 @@ static unsigned long long base_usage(struct mem_cgroup *m)
 static unsigned long shr_count_calls, shr_scan_calls, shr_freed;
 static long shr_file_at_first_scan = -1;	/* tracked live file pages then */
 static unsigned long shr_first_scan_seq;
+static _Atomic bool *shr_signal;		/* raised by the first scan, if set */
 
 static unsigned long shr_count(struct shrinker *s, struct mem_cgroup *memcg)
 {
@@ -849,6 +850,8 @@ static unsigned long shr_scan(struct shrinker *s, struct mem_cgroup *memcg, unsi
 		}
 	}
 	shr_freed += freed;
+	if (shr_signal)
+		atomic_store(shr_signal, true);
 	pthread_mutex_unlock(&track_lock);
 	for (unsigned long i = 0; i < freed; i++)
 		kmem_cache_free(rcache, victims[i]);
@@ -1570,6 +1573,52 @@ static void test_reclaim_order(void **state)
 		 stv(c, "pgscan_kswapd") + stv(c, "pgscan_khugepaged"), "pgscan is the sum");
 	EXPECT_EVENTS(c, "memory.events", "proactive reclaim raises no event", 0, 0, 0, 0, 0, 0, 0);
 	unregister_shrinker(&test_shrinker);
+	finish();
+}
+
+/*
+ * A signal to the writer ends memory.reclaim with -EINTR between batches
+ * (the kernel's memory_reclaim() polls signal_pending()): pending at the
+ * start, nothing is scanned; arriving during a batch, the next batch is
+ * not started, where without it the fruitless retries end in -EAGAIN.
+ */
+static void test_memory_reclaim_signal(void **state)
+{
+	struct mem_cgroup *c = mk(root_mem_cgroup());
+	struct memcg_task *t = mktask(1512, c, 0);
+	static _Atomic bool sig;
+	unsigned long long f, sc;
+
+	(void)state;
+	mk_rcache();
+	memcg_set_current(t);
+	need(MEMCG_PAGE_FILE, 0, 100);
+	memcg_set_current(NULL);
+	memcg_drain();
+	f = stp(c, "file");
+	sc = stv(c, "pgscan");
+	atomic_store(&sig, true);
+	memcg_set_signal(&sig);
+	DEFER_EQ(write_str(c, "memory.reclaim", "1M"), -EINTR, "memory.reclaim with a signal pending");
+	DEFER_EQ(stp(c, "file"), f, "nothing reclaimed");
+	DEFER_EQ(stv(c, "pgscan"), sc, "nothing scanned");
+	atomic_store(&sig, false);
+	DEFER_EQ(write_str(c, "memory.reclaim", "40K"), 0, "no signal: memory.reclaim 40K");
+
+	/* only reclaimable slab: the shrinker's first scan raises the signal */
+	DEFER_EQ(write_str(c, "memory.reclaim", "1G"), -EAGAIN, "file pages gone: 1G fails");
+	memcg_set_current(t);
+	robj_alloc(50);
+	memcg_set_current(NULL);
+	shr_reset();
+	register_shrinker(&test_shrinker);
+	shr_signal = &sig;
+	DEFER_EQ(write_str(c, "memory.reclaim", "1G"), -EINTR,
+		 "a signal during a batch: -EINTR before the next one (-EAGAIN without)");
+	DEFER_TRUE(shr_freed > 0, "the batch under way freed objects (%lu)", shr_freed);
+	shr_signal = NULL;
+	unregister_shrinker(&test_shrinker);
+	memcg_set_signal(NULL);
 	finish();
 }
 
@@ -2594,6 +2643,7 @@ int main(void)
 		T(test_exit_uncharges_owned),
 		T(test_reclaim_order),
 		T(test_memory_reclaim_writes),
+		T(test_memory_reclaim_signal),
 		T(test_protection_min),
 		T(test_protection_min_nested),
 		T(test_protection_min_proportional),
