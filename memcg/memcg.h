@@ -82,12 +82,29 @@ struct mem_cgroup *parent_mem_cgroup(const struct mem_cgroup *memcg);
 unsigned short mem_cgroup_id(const struct mem_cgroup *memcg);
 
 /*
- * memcg_reap_now - drain the stocks and free at once every memcg and objcg
- * that lost its last reference, without waiting for the grace period, until
- * none is left (for tests and teardown: only when no charge can be in
- * flight in another thread).
+ * memcg_reap_now - drain the stocks and wait until every memcg and objcg
+ * that lost its last reference is freed (their RCU grace periods and
+ * callbacks, and the frees those cause), for tests and teardown: only when
+ * no charge can be in flight in another thread.  Not inside a read-side
+ * section.
  */
 void memcg_reap_now(void);
+/*
+ * A read-side section (the kernel's rcu_read_lock()): a memcg or objcg
+ * found inside it without a reference stays allocated until it ends.  Any
+ * thread; no sleeping on the daemon's locks inside.
+ */
+void memcg_rcu_read_lock(void);
+void memcg_rcu_read_unlock(void);
+/*
+ * A fork() not followed by exec() in a process whose memcgs were freed
+ * through RCU: memcg_before_fork() in the parent before it,
+ * memcg_after_fork() in both after it, so that the child has RCU's
+ * callback thread too (liburcu's call_rcu_before_fork; not as
+ * pthread_atfork handlers, which liburcu advises against).
+ */
+void memcg_before_fork(void);
+void memcg_after_fork(bool child);
 
 /* cgroup.stat counts: live and dying descendants that have a memcg. */
 void mem_cgroup_descendants(const struct mem_cgroup *memcg,
