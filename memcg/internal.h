@@ -185,8 +185,10 @@ struct mem_cgroup {
 enum lru_list { LRU_INACTIVE_ANON, LRU_ACTIVE_ANON, LRU_INACTIVE_FILE, LRU_ACTIVE_FILE,
 		LRU_UNEVICTABLE, NR_LRU_LISTS };
 
+/* Each list from head (the newest) to tail (the oldest, reclaim's end). */
 struct memcg_lru {
 	struct page *head[NR_LRU_LISTS];
+	struct page *tail[NR_LRU_LISTS];
 	unsigned long nr[NR_LRU_LISTS];
 };
 
@@ -310,6 +312,9 @@ void memcg_notify(struct mem_cgroup *memcg, const char *file);
 
 /* ---- LRU ---- */
 void memcg_lru_add(struct mem_cgroup *memcg, struct page *page, enum lru_list lru);
+/* At the head, off the list (memcg->lru_lock held; no statistic) */
+void __lru_add(struct memcg_lru *l, struct page *page, unsigned int lru);
+void __lru_unlink(struct memcg_lru *l, struct page *page, unsigned int lru);
 void memcg_lru_del(struct mem_cgroup *memcg, struct page *page);
 bool memcg_lru_del_unless_isolated(struct mem_cgroup *memcg, struct page *page);
 

@@ -159,6 +159,13 @@ uint64_t memcg_page_id(const struct page *page);
  * task's exit or OOM kill) or it is not allocation 'id' any more.
  */
 int memcg_free_pages(struct page *page, uint64_t id);
+/*
+ * memcg_mark_page_accessed - a client references allocation 'id' again
+ * (the kernel's folio_mark_accessed): the second reference of an inactive
+ * LRU page activates it (pgactivate).  Returns 0, or -ENOENT as
+ * memcg_free_pages().
+ */
+int memcg_mark_page_accessed(struct page *page, uint64_t id);
 
 /*
  * memcg_set_free_notify - called with the address of memory memcg frees on

@@ -50,7 +50,8 @@
  *                                      fails whole, else "done=D failed=F ERRNO..."
  *                                      (each operation's result, OK for 0)
  *   mcgtool ioctlfree FILE OP [CACHE] HANDLE...  one ioctl per handle (OP kfree,
- *                                      cache or pages), each result on a line; with
+ *                                      cache, pages or mark: mark_page_accessed),
+ *                                      each result on a line; with
  *                                      $MCG_GO set, first waits until that file exists
  */
 #include "memcgfs_ctl.h"
@@ -525,6 +526,8 @@ static int cmd_ioctlfree(int argc, char **argv)
 		opc = MEMCGFS_OP_KFREE;
 	else if (!strcmp(argv[1], "pages"))
 		opc = MEMCGFS_OP_FREE_PAGES;
+	else if (!strcmp(argv[1], "mark"))
+		opc = MEMCGFS_OP_MARK_PAGE_ACCESSED;
 	else if (!strcmp(argv[1], "cache") && argc > 2) {
 		opc = MEMCGFS_OP_KMEM_CACHE_FREE;
 		cache = argv[i++];

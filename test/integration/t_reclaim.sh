@@ -29,6 +29,33 @@ match "reclaim's frees: mm_page_free under the writer (mcgtool), not the daemon"
 eq "... none under memcgfs" "" "$(echo "$TRACE" | grep -E '^ *memcgfs-' | head -n 1)"
 eq "... and they are gone" 0 "$(cat "$MNT/p/memory.current")"
 
+# mark_page_accessed, text and ioctl: a file page's second reference
+# (its allocation was the first) activates it
+stat_of() { sed -n "s/^$2 //p" "$MNT/$1/memory.stat"; }
+OUT=$(ctl_in p "alloc_pages file x4")
+H=($(echo "$OUT" | cut -d' ' -f3-))
+eq "4 file pages: none active" 0 "$(stat_of p active_file)"
+eq "mark_page_accessed (text): ok" "OK ok" "$("$MCGTOOL" ctl "$CTL" "mark_page_accessed ${H[0]}")"
+eq "... the page is active" 4096 "$(stat_of p active_file)"
+eq "... pgactivate 1" 1 "$(stat_of p pgactivate)"
+eq "mark_page_accessed (ioctl): ok" "${H[1]} OK" "$("$MCGTOOL" ioctlfree "$CTL" mark "${H[1]}")"
+eq "... two active" 8192 "$(stat_of p active_file)"
+eq "... pgactivate 2" 2 "$(stat_of p pgactivate)"
+eq "a malformed handle: EINVAL, nothing marked" "EINVAL" \
+	"$("$MCGTOOL" ctl "$CTL" "mark_page_accessed ${H[2]} zz" | cut -d' ' -f1)"
+eq "a kmalloc handle: EINVAL" "EINVAL" \
+	"$("$MCGTOOL" ctl "$CTL" "mark_page_accessed $("$MCGTOOL" ctl "$CTL" "kmalloc 64" | cut -d' ' -f3)" | cut -d' ' -f1)"
+eq "... still two active" 8192 "$(stat_of p active_file)"
+# reclaim (32 pages at least, as the kernel's) takes the inactive ones,
+# then, the inactive list empty and so low, the active ones: deactivated
+echo 8K > "$MNT/p/memory.reclaim"
+eq "reclaimed: pgdeactivate 2 (the active pages went through the inactive list)" 2 \
+	"$(stat_of p pgdeactivate)"
+eq "... pgrefill 2" 2 "$(stat_of p pgrefill)"
+eq "... pgsteal_proactive 4 more" 68 "$(stat_of p pgsteal_proactive)"
+"$MCGTOOL" ctl "$CTL" drain >/dev/null
+eq "... nothing left" 0 "$(cat "$MNT/p/memory.current")"
+
 # a reclaim that finds nothing over 5000 memcgs runs its 16 fruitless
 # passes (hundreds of ms): long enough to watch it
 mkdir "$MNT"/r/s/c{1..5000}

@@ -1576,6 +1576,123 @@ static void test_reclaim_order(void **state)
 	finish();
 }
 
+/* The blocks allocated from index 'first' on, in order, as pages. */
+static struct page *blk_page(unsigned int i)
+{
+	return blks[i].pg;
+}
+
+/* ":i,j,..." of the blocks from first..first+n-1 in the order reclaim freed them. */
+static void reclaim_order(unsigned int first, unsigned int n, char *out, size_t len)
+{
+	size_t pos = 0;
+	unsigned long last = 0;
+
+	out[0] = '\0';
+	for (;;) {
+		unsigned long best = ~0ul;
+		int bi = -1;
+
+		for (unsigned int i = first; i < first + n; i++)
+			if (blks[i].notified && blks[i].seq > last && blks[i].seq < best) {
+				best = blks[i].seq;
+				bi = (int)i;
+			}
+		if (bi < 0 || pos + 8 >= len)
+			break;
+		pos += (size_t)snprintf(out + pos, len - pos, "%s%u", pos ? "," : "",
+					(unsigned int)bi - first);
+		last = best;
+	}
+}
+
+/*
+ * The second reference of an inactive page activates it (the kernel's
+ * folio_mark_accessed): a file page's first is its allocation, an anon
+ * page needs two marks; an active page stays; pgactivate counts them.
+ */
+static void test_mark_page_accessed(void **state)
+{
+	struct mem_cgroup *c = mk(root_mem_cgroup());
+	struct memcg_task *t = mktask(1521, c, 0);
+	unsigned int f = nblk, a;
+
+	(void)state;
+	memcg_set_current(t);
+	need(MEMCG_PAGE_FILE, 0, 4);
+	a = nblk;
+	need(MEMCG_PAGE_ANON, 0, 2);
+	memcg_set_current(NULL);
+	DEFER_EQ(stp(c, "active_file"), 0, "no page active at first");
+	DEFER_EQ(memcg_mark_page_accessed(blk_page(f), memcg_page_id(blk_page(f))), 0, "mark file 0");
+	DEFER_EQ(stp(c, "active_file"), 1, "a file page's second reference activates it");
+	DEFER_EQ(stp(c, "inactive_file"), 3, "three stay inactive");
+	DEFER_EQ(stv(c, "pgactivate"), 1, "pgactivate");
+	DEFER_EQ(memcg_mark_page_accessed(blk_page(f), memcg_page_id(blk_page(f))), 0, "again");
+	DEFER_EQ(memcg_mark_page_accessed(blk_page(f), memcg_page_id(blk_page(f))), 0, "again");
+	DEFER_EQ(stp(c, "active_file"), 1, "an active page stays active");
+	DEFER_EQ(stv(c, "pgactivate"), 1, "... and is not counted again");
+	DEFER_EQ(memcg_mark_page_accessed(blk_page(a), memcg_page_id(blk_page(a))), 0, "mark anon 0");
+	DEFER_EQ(stp(c, "active_anon"), 0, "an anon page's first reference: only its flag");
+	DEFER_EQ(memcg_mark_page_accessed(blk_page(a), memcg_page_id(blk_page(a))), 0, "again");
+	DEFER_EQ(stp(c, "active_anon"), 1, "the second activates it");
+	DEFER_EQ(stp(c, "inactive_anon"), 1, "the other anon page stays inactive");
+	DEFER_EQ(stv(c, "pgactivate"), 2, "pgactivate counts both");
+	DEFER_EQ(memcg_mark_page_accessed(blk_page(f + 1), memcg_page_id(blk_page(f + 1)) + 1),
+		 -ENOENT, "another allocation's id: -ENOENT");
+	DEFER_EQ(stp(c, "active_file"), 1, "... nothing marked");
+	finish();
+}
+
+/*
+ * Reclaim takes the inactive list from its tail, the oldest first (after
+ * one rotation: a file page is referenced when allocated), and leaves the
+ * active list alone while the inactive list is not low; once it is low
+ * (inactive < active), the active list's tail is deactivated to the
+ * inactive head (pgrefill, pgdeactivate) and reclaimed after the rest.
+ */
+static void test_reclaim_lru_order(void **state)
+{
+	struct mem_cgroup *c = mk(root_mem_cgroup()), *d = mk(root_mem_cgroup());
+	struct memcg_task *t = mktask(1522, c, 0), *u = mktask(1523, d, 0);
+	unsigned int f = nblk, g;
+	char order[512], want[512];
+	size_t pos = 0;
+
+	(void)state;
+	memcg_set_current(t);
+	need(MEMCG_PAGE_FILE, 0, 64);
+	memcg_set_current(NULL);
+	for (unsigned int i = 0; i < 8; i++)
+		DEFER_EQ(memcg_mark_page_accessed(blk_page(f + i), memcg_page_id(blk_page(f + i))), 0,
+			 "activate page %u", i);
+	DEFER_EQ(try_to_free_mem_cgroup_pages(c, 32, GFP_KERNEL, false), 32, "reclaim 32 pages");
+	reclaim_order(f, 64, order, sizeof(order));
+	for (unsigned int i = 8; i < 40; i++)
+		pos += (size_t)snprintf(want + pos, sizeof(want) - pos, "%s%u", i > 8 ? "," : "", i);
+	DEFER_STR(order, want, "the 32 oldest inactive pages, oldest first; the 8 active ones stay");
+	DEFER_EQ(stp(c, "active_file"), 8, "active_file");
+	DEFER_EQ(stv(c, "pgdeactivate"), 0, "inactive not low (56 against 8): no deactivation");
+	DEFER_EQ(stv(c, "pgrefill"), 0, "... and no active page scanned");
+
+	/* 16 pages, 12 activated: inactive is low */
+	memcg_set_current(u);
+	g = nblk;
+	need(MEMCG_PAGE_FILE, 0, 16);
+	memcg_set_current(NULL);
+	for (unsigned int i = 0; i < 12; i++)
+		memcg_mark_page_accessed(blk_page(g + i), memcg_page_id(blk_page(g + i)));
+	DEFER_EQ(stv(d, "pgactivate"), 12, "pgactivate");
+	DEFER_EQ(try_to_free_mem_cgroup_pages(d, 16, GFP_KERNEL, false), 16, "reclaim all 16");
+	reclaim_order(g, 16, order, sizeof(order));
+	DEFER_STR(order, "12,13,14,15,0,1,2,3,4,5,6,7,8,9,10,11",
+		    "the inactive pages first, then the deactivated ones from the active tail");
+	DEFER_EQ(stv(d, "pgdeactivate"), 12, "pgdeactivate");
+	DEFER_EQ(stv(d, "pgrefill"), 12, "pgrefill");
+	DEFER_EQ(stp(d, "active_file") + stp(d, "inactive_file"), 0, "the lists are empty");
+	finish();
+}
+
 /*
  * A signal to the writer ends memory.reclaim with -EINTR between batches
  * (the kernel's memory_reclaim() polls signal_pending()): pending at the
@@ -2644,6 +2761,8 @@ int main(void)
 		T(test_reclaim_order),
 		T(test_memory_reclaim_writes),
 		T(test_memory_reclaim_signal),
+		T(test_mark_page_accessed),
+		T(test_reclaim_lru_order),
 		T(test_protection_min),
 		T(test_protection_min_nested),
 		T(test_protection_min_proportional),
