@@ -964,6 +964,38 @@ static void check_delay(uint64_t got, uint64_t overage, uint64_t nr_pages, const
 /* Events at memory.max (§8.3, §10)                                    */
 
 /*
+ * __GFP_NOFAIL at the limit when an OOM kill frees nothing: each task is
+ * chosen once in the charge's OOM handling, the holder (the higher
+ * badness) first, then the allocator itself, and only then is the charge
+ * forced past max, as the kernel's sequence ends once the reaper has
+ * skipped the first victim and the allocator is dying: oom_kill 2.
+ */
+static void test_nofail_kills_each_once(void **state)
+{
+	struct mem_cgroup *c = mk(root_mem_cgroup());
+	struct memcg_task *h = mktask(1031, c, 500), *a = mktask(1032, c, 0);
+	struct page *pg;
+	int err;
+
+	(void)state;
+	/* 2000 pages: oom_score_adj counts 2 points per 1 (adj * total / 1000) */
+	set_bytes(c, "memory.max", 2000);
+	memcg_set_current(h);
+	need(MEMCG_PAGE_SOCK, 0, 2000);		/* charged, owned by nobody: a kill frees none */
+	memcg_set_current(a);
+	pg = palloc(MEMCG_PAGE_ANON, GFP_KERNEL | __GFP_NOFAIL, 0, &err);
+	memcg_set_current(NULL);
+	DEFER_TRUE(pg != NULL, "__GFP_NOFAIL is forced in the end (err %d)", err);
+	DEFER_TRUE(memcg_task_oom_killed(h), "the holder (badness by oom_score_adj 500) was killed");
+	DEFER_TRUE(memcg_task_oom_killed(a), "then the allocator");
+	DEFER_EQ(ev(c, "oom_kill"), 2, "oom_kill: each task once");
+	DEFER_EQ(nkilled, 2, "two kills");
+	memcg_drain();
+	DEFER_EQ(usage_pg(c), 2001, "forced past max by one page");
+	finish();
+}
+
+/*
  * max counts once per charge attempt that enters the limit path (not for a
  * batch that is retried at exact size), also for forced charges; oom only
  * for order <= 3 charges that reach the OOM step; __GFP_NORETRY fails
@@ -2761,6 +2793,7 @@ int main(void)
 		T(test_reclaim_order),
 		T(test_memory_reclaim_writes),
 		T(test_memory_reclaim_signal),
+		T(test_nofail_kills_each_once),
 		T(test_mark_page_accessed),
 		T(test_reclaim_lru_order),
 		T(test_protection_min),
