@@ -15,7 +15,7 @@
 . "$(dirname "$0")/lib.sh"
 
 command -v setpriv >/dev/null || skip "no setpriv (util-linux)"
-mount_fs -o memory=128M -o cpus=1
+mount_fs -o memory=128M
 CTL=$MNT/memcgfs.ctl
 NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
 OTHER="setpriv --reuid=65533 --regid=65533 --clear-groups"
