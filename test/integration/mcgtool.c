@@ -30,7 +30,8 @@
  *   mcgtool inotify FILE MS [CMD]      watch FILE for IN_MODIFY, run CMD, wait MS:
  *                                      "MODIFY" or "TIMEOUT"
  *   mcgtool inotifycount FILE MS CMD   run CMD in the background, count IN_MODIFY
- *                                      events of FILE for MS after it started"
+ *                                      events of FILE for MS after it started:
+ *                                      "COUNT CMD_MS" (CMD_MS: how long CMD ran)
  *   mcgtool psipoll FILE TRIGGER MS [CMD] write a PSI trigger on an fd, run CMD, wait
  *                                      MS for POLLPRI: "PRI" or "TIMEOUT"
  *   mcgtool readwait FILE SIZE MS      a read that may block, interrupted by a
@@ -892,6 +893,7 @@ static int cmd_inotifycount(int argc, char **argv)
 {
 	int ms = atoi(argv[1]), count = 0;
 	int in = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	double cmd_ms = -1;
 	struct timespec t0, t;
 	pid_t pid;
 
@@ -912,10 +914,14 @@ static int cmd_inotifycount(int argc, char **argv)
 		long left;
 		ssize_t n;
 
+		if (cmd_ms < 0 && waitpid(pid, NULL, WNOHANG) == pid)
+			cmd_ms = ms_since(&t0);
 		clock_gettime(CLOCK_MONOTONIC, &t);
 		left = ms - ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
 		if (left <= 0)
 			break;
+		if (cmd_ms < 0 && left > 5)
+			left = 5;	/* look at the command again soon */
 		if (poll(&p, 1, (int)left) != 1)
 			continue;
 		while ((n = read(in, buf, sizeof(buf))) > 0)
@@ -926,8 +932,11 @@ static int cmd_inotifycount(int argc, char **argv)
 				q += sizeof(*ev) + ev->len;
 			}
 	}
-	waitpid(pid, NULL, 0);
-	printf("%d\n", count);
+	if (cmd_ms < 0) {
+		waitpid(pid, NULL, 0);
+		cmd_ms = ms_since(&t0);
+	}
+	printf("%d %.0f\n", count, cmd_ms);
 	close(in);
 	return 0;
 }

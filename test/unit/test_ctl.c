@@ -1021,6 +1021,13 @@ static void test_trace_site(void **state)
 	OK(&bob, "kmem_cache_destroy tr");
 	OK(&alice, "kfree %016llx", H(h));
 	assert_true(trace_has(&cur, "alice-101 ", "kfree: "));
+	/* the longest site= kept whole (39 characters), one more refused */
+	OK(&alice, "kmalloc 64 site=%s", "s23456789012345678901234567890123456789");
+	h2 = one_handle();
+	assert_true(trace_has(&cur, "alice-101 ",
+			      "call_site=s23456789012345678901234567890123456789 "));
+	ERR(&alice, EINVAL, "kmalloc 64 site=%s", "s234567890123456789012345678901234567890");
+	OK(&alice, "kfree %016llx", H(h2));
 	OK(&alice, "alloc_pages file");
 	h = one_handle();
 	assert_true(trace_has(&cur, "alice-101 ", "mm_page_alloc: "));

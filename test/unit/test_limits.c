@@ -964,6 +964,34 @@ static void check_delay(uint64_t got, uint64_t overage, uint64_t nr_pages, const
 /* Events at memory.max (§8.3, §10)                                    */
 
 /*
+ * The penalty's "not worth a sleep" bound is inclusive, as the kernel's
+ * (penalty_jiffies <= HZ / 100): 64 pages over a high of 1024 pages with
+ * 1037 in use cost exactly 10 jiffies: no delay; with 1038, 11: 11 ms.
+ */
+static void test_high_penalty_boundary(void **state)
+{
+	struct mem_cgroup *c = mk(root_mem_cgroup()), *d = mk(root_mem_cgroup());
+	struct memcg_task *t = mktask(1041, c, 0), *u = mktask(1042, d, 0);
+
+	(void)state;
+	set_bytes(c, "memory.high", 1024);
+	set_bytes(d, "memory.high", 1024);
+	memcg_set_current(t);
+	need(MEMCG_PAGE_ANON, 0, 1037);
+	memcg_set_current(u);
+	need(MEMCG_PAGE_ANON, 0, 1038);
+	memcg_set_current(NULL);
+	memcg_drain();
+	DEFER_EQ(usage_pg(c), 1037, "c's usage");
+	DEFER_EQ(memcg_task_pages_over_high(t), 64, "c's task owes the batch over high");
+	DEFER_EQ(memcg_handle_over_high(t), 0, "10 jiffies: no delay");
+	DEFER_EQ(usage_pg(d), 1038, "d's usage");
+	DEFER_EQ(memcg_task_pages_over_high(u), 64, "d's task owes the batch over high");
+	DEFER_EQ(memcg_handle_over_high(u), 11ull * 1000 * 1000, "11 jiffies: 11 ms");
+	finish();
+}
+
+/*
  * __GFP_NOFAIL at the limit when an OOM kill frees nothing: each task is
  * chosen once in the charge's OOM handling, the holder (the higher
  * badness) first, then the allocator itself, and only then is the charge
@@ -2794,6 +2822,7 @@ int main(void)
 		T(test_memory_reclaim_writes),
 		T(test_memory_reclaim_signal),
 		T(test_nofail_kills_each_once),
+		T(test_high_penalty_boundary),
 		T(test_mark_page_accessed),
 		T(test_reclaim_lru_order),
 		T(test_protection_min),
