@@ -142,6 +142,32 @@ static void defer_interrupt(fuse_req_t req, void *data)
 }
 
 /*
+ * The start both kinds share: d registered under a fresh id and pinned,
+ * defer_lock held on return.  While shutting down, d completes with
+ * -ESHUTDOWN instead (lock dropped) and false is returned.
+ */
+static bool defer_register(struct fs_defer *d, struct fs_waitq *wq,
+			   void (*work)(struct fs_defer *d), uint64_t *id)
+{
+	d->wq = wq;
+	d->next = d->prev = NULL;
+	d->interrupted = false;
+	d->work = work;
+	atomic_store(&d->stop, false);
+	pthread_mutex_lock(&defer_lock);
+	if (defer_stopping || !defer_running) {
+		pthread_mutex_unlock(&defer_lock);
+		d->complete(d, -ESHUTDOWN);
+		return false;
+	}
+	*id = d->id = next_id++;
+	d->linked = true;
+	d->pinned = true;
+	reg_add(d);
+	return true;
+}
+
+/*
  * Wait queues hold waiters in a list; timers (waiters without a queue) in
  * one list sorted by deadline.  A waiter with both a queue and a deadline
  * is not supported yet (nothing needs it).
@@ -157,20 +183,8 @@ void defer_wait(struct fs_defer *d, struct fs_waitq *wq)
 	uint64_t id;
 	bool interrupted;
 
-	d->wq = wq;
-	d->next = d->prev = NULL;
-	d->interrupted = false;
-	d->work = NULL;
-	pthread_mutex_lock(&defer_lock);
-	if (defer_stopping || !defer_running) {
-		pthread_mutex_unlock(&defer_lock);
-		d->complete(d, -ESHUTDOWN);
+	if (!defer_register(d, wq, NULL, &id))
 		return;
-	}
-	id = d->id = next_id++;
-	d->linked = true;
-	d->pinned = true;
-	reg_add(d);
 	if (wq) {
 		d->next = wq->head;
 		if (wq->head)
@@ -232,22 +246,9 @@ void defer_run(struct fs_defer *d, void (*work)(struct fs_defer *d))
 	uint64_t id;
 	int err;
 
-	d->wq = NULL;
 	d->deadline_ns = 0;
-	d->next = d->prev = NULL;
-	d->interrupted = false;
-	d->work = work;
-	atomic_store(&d->stop, false);
-	pthread_mutex_lock(&defer_lock);
-	if (defer_stopping || !defer_running) {
-		pthread_mutex_unlock(&defer_lock);
-		d->complete(d, -ESHUTDOWN);
+	if (!defer_register(d, NULL, work, &id))
 		return;
-	}
-	id = d->id = next_id++;
-	d->linked = true;
-	d->pinned = true;
-	reg_add(d);
 	nr_runs++;
 	pthread_mutex_unlock(&defer_lock);
 
