@@ -99,9 +99,9 @@ void memcg_rcu_read_unlock(void);
 /*
  * A fork() not followed by exec() in a process whose memcgs were freed
  * through RCU: memcg_before_fork() in the parent before it,
- * memcg_after_fork() in both after it, so that the child has RCU's
- * callback thread too (liburcu's call_rcu_before_fork; not as
- * pthread_atfork handlers, which liburcu advises against).
+ * memcg_after_fork() in both after it (liburcu's call_rcu_before_fork; not
+ * as pthread_atfork handlers, which liburcu advises against).  The child
+ * stays single-threaded: its frees wait for memcg_reap_now().
  */
 void memcg_before_fork(void);
 void memcg_after_fork(bool child);

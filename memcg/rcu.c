@@ -23,6 +23,7 @@
 #include "internal.h"
 
 #include <pthread.h>
+#include <unistd.h>
 
 #if defined(__SANITIZE_THREAD__)
 #define MEMCG_TSAN 1
@@ -82,11 +83,26 @@ void rcu_read_unlock(void)
 	urcu_memb_read_unlock();
 }
 
+/*
+ * A child forked without exec has one thread and no callback thread (it
+ * may start none: TSan forbids threads after a multi-threaded fork): its
+ * callbacks wait on a list for rcu_barrier(), which runs them outside any
+ * read-side section, where the only reader, itself, is quiescent.
+ */
+static bool rcu_forked_child;
+static struct rcu_head *child_callbacks;
+
 void call_rcu(struct rcu_head *head, void (*func)(struct rcu_head *head))
 {
+	atomic_fetch_add(&rcu_pending, 1);
+	if (unlikely(rcu_forked_child)) {
+		head->func = func;
+		head->next.next = (struct cds_wfcq_node *)(void *)child_callbacks;
+		child_callbacks = head;
+		return;
+	}
 	if (unlikely(!rcu_registered))
 		rcu_register_current();
-	atomic_fetch_add(&rcu_pending, 1);
 	tsan_release(head);
 	urcu_memb_call_rcu(head, func);
 }
@@ -109,13 +125,22 @@ void rcu_callback_leave(void)
 	atomic_fetch_sub(&rcu_pending, 1);
 }
 
+/*
+ * Not liburcu's rcu_barrier(): that hands allocations of its own to the
+ * callback thread in a way TSan cannot follow (the library is not
+ * instrumented).  The count of callbacks queued and not yet run is enough:
+ * a callback that queues another counts it before its own count drops.
+ */
 void rcu_barrier(void)
 {
-	if (unlikely(!rcu_registered))
-		rcu_register_current();
-	do
-		urcu_memb_barrier();
-	while (atomic_load(&rcu_pending));
+	while (unlikely(rcu_forked_child) && child_callbacks) {
+		struct rcu_head *head = child_callbacks;
+
+		child_callbacks = (struct rcu_head *)(void *)head->next.next;
+		head->func(head);
+	}
+	while (atomic_load(&rcu_pending))
+		usleep(1000);
 }
 
 bool rcu_pending_frees(void)
@@ -141,7 +166,7 @@ void memcg_before_fork(void)
 void memcg_after_fork(bool child)
 {
 	if (child)
-		urcu_memb_call_rcu_after_fork_child();
+		rcu_forked_child = true;
 	else
 		urcu_memb_call_rcu_after_fork_parent();
 }
