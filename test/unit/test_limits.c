@@ -964,6 +964,36 @@ static void check_delay(uint64_t got, uint64_t overage, uint64_t nr_pages, const
 /* Events at memory.max (§8.3, §10)                                    */
 
 /*
+ * consume_stock() serves a charge of exactly the batch (64 pages) from a
+ * stock that holds 64: the kernel's "nr_pages > MEMCG_CHARGE_BATCH" is the
+ * only bypass.  64 vmalloc pages freed one by one (objcg pages go back
+ * through the stock) leave it 64; an order-6 charge then takes them and
+ * the counter does not move.
+ */
+static void test_stock_serves_a_batch(void **state)
+{
+	struct mem_cgroup *c = mk(root_mem_cgroup());
+	struct memcg_task *t = mktask(1043, c, 0);
+	unsigned int first;
+
+	(void)state;
+	memcg_set_current(t);
+	first = nblk;
+	need(MEMCG_PAGE_VMALLOC, 0, 64);
+	memcg_set_current(NULL);
+	memcg_drain();
+	DEFER_EQ(usage_pg(c), 64, "64 vmalloc pages charged, the stock drained");
+	for (unsigned int i = first; i < first + 64; i++)
+		pfree(&blks[i]);
+	DEFER_EQ(usage_pg(c), 64, "freed: the 64 pages wait in the stock");
+	memcg_set_current(t);
+	need(MEMCG_PAGE_VMALLOC, 6, 1);
+	memcg_set_current(NULL);
+	DEFER_EQ(usage_pg(c), 64, "an order-6 charge came from the stock: the counter stays");
+	finish();
+}
+
+/*
  * The penalty's "not worth a sleep" bound is inclusive, as the kernel's
  * (penalty_jiffies <= HZ / 100): 64 pages over a high of 1024 pages with
  * 1037 in use cost exactly 10 jiffies: no delay; with 1038, 11: 11 ms.
@@ -2823,6 +2853,7 @@ int main(void)
 		T(test_memory_reclaim_signal),
 		T(test_nofail_kills_each_once),
 		T(test_high_penalty_boundary),
+		T(test_stock_serves_a_batch),
 		T(test_mark_page_accessed),
 		T(test_reclaim_lru_order),
 		T(test_protection_min),
