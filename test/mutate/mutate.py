@@ -38,7 +38,7 @@ MUTANTS = [
     ("memcg/stock.c", "memcg limits", "\tif (nr_pages > memcg_cfg.charge_batch || !alloc_cpu_trylock(&st->lock, cpu))\n", "\tif (nr_pages >= memcg_cfg.charge_batch || !alloc_cpu_trylock(&st->lock, cpu))\n"),
     ("memcg/stock.c", "limits", "\tif (nr_reclaimed && nr_pages <= (1u << PAGE_ALLOC_COSTLY_ORDER))", "\tif (nr_reclaimed && nr_pages < (1u << PAGE_ALLOC_COSTLY_ORDER))"),
     ("memcg/high.c", "limits", "\tif (penalty <= HZ / 100) {", "\tif (penalty < HZ / 100) {"),
-    ("memcg/high.c", "limits", "\tif (usage <= high)\n", "\tif (usage < high)\n"),
+    ("memcg/high.c", "limits", "\treturn penalty * nr_pages / MEMCG_CHARGE_BATCH;", "\treturn penalty * nr_pages / (MEMCG_CHARGE_BATCH / 2);"),
     ("memcg/reclaim.c", "limits", "\treturn m != root && READ_ONCE(m->memory.emin) >= page_counter_read(&m->memory) &&", "\treturn m != root && READ_ONCE(m->memory.emin) > page_counter_read(&m->memory) &&"),
     ("memcg/reclaim.c", "limits", "\treturn inactive * ratio < active;", "\treturn inactive * ratio <= active;"),
     ("memcg/reclaim.c", "limits", "\t\tif (page->flags & PAGE_FLAG_REFERENCED) {", "\t\tif (0 && (page->flags & PAGE_FLAG_REFERENCED)) {"),

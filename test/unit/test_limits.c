@@ -1761,6 +1761,9 @@ static void test_reclaim_lru_order(void **state)
 	for (unsigned int i = 8; i < 40; i++)
 		pos += (size_t)snprintf(want + pos, sizeof(want) - pos, "%s%u", i > 8 ? "," : "", i);
 	DEFER_STR(order, want, "the 32 oldest inactive pages, oldest first; the 8 active ones stay");
+	/* 56 rotated once (referenced since their charge), 32 of them taken after */
+	DEFER_EQ(stv(c, "pgscan"), 88, "pgscan: the rotations and the reclaimed");
+	DEFER_EQ(stv(c, "pgsteal"), 32, "pgsteal");
 	DEFER_EQ(stp(c, "active_file"), 8, "active_file");
 	DEFER_EQ(stv(c, "pgdeactivate"), 0, "inactive not low (56 against 8): no deactivation");
 	DEFER_EQ(stv(c, "pgrefill"), 0, "... and no active page scanned");
