@@ -8,7 +8,8 @@ protocol.  The tree is copied (git ls-files, with uncommitted edits) into a
 scratch directory and built once; then for each mutant its one line is
 changed, the build is brought up to date, and the tests named for it run
 (--full: the unit and integration suites whole).  A mutant is killed when
-a test fails (or the build does), survives when they all pass.  The
+a test fails, survives when they all pass (one that does not build is
+reported invalid and left out of the score).  The
 baseline runs first and must pass.
 
   test/mutate/mutate.py [--full] [--only N,M,...] [--keep DIR]
@@ -44,7 +45,7 @@ MUTANTS = [
     ("memcg/reclaim.c", "limits", "\t\tif (page->flags & PAGE_FLAG_REFERENCED) {", "\t\tif (0 && (page->flags & PAGE_FLAG_REFERENCED)) {"),
     ("memcg/reclaim.c", "limits", "\t\tstruct page *page = l->tail[LRU_ACTIVE_FILE];", "\t\tstruct page *page = l->head[LRU_ACTIVE_FILE];"),
     ("memcg/memcontrol.c", "limits", "\t\t__lru_add(&memcg->lru[nid], page, lru + 1);", "\t\t__lru_add(&memcg->lru[nid], page, lru);"),
-    ("memcg/memcontrol.c", "memcg", "\tcall_rcu(&memcg->rcu, mem_cgroup_free_rcu);", "\tmem_cgroup_free(memcg);"),
+    ("memcg/memcontrol.c", "memcg", "\tif (atomic_fetch_sub_explicit(&memcg->refcnt, 1, memory_order_acq_rel) != 1)", "\tif (atomic_fetch_sub_explicit(&memcg->refcnt, 1, memory_order_acq_rel) != 0)"),
     ("memcg/memcontrol.c", "memcg", "\told->nr_tasks--;", "\t;"),
     ("memcg/oom.c", "limits", "\t\tif (READ_ONCE(t->exited) || t->oom_round == round)", "\t\tif (READ_ONCE(t->exited))"),
     ("memcg/oom.c", "limits", "\t\tif (adj <= OOM_SCORE_ADJ_MIN)", "\t\tif (adj < OOM_SCORE_ADJ_MIN)"),
@@ -123,14 +124,15 @@ def main():
         try:
             b = run(["meson", "compile", "-C", build])
             if b.returncode:
-                verdict = "killed (build)"
+                verdict = "invalid (build)"	# not counted: fix the mutant
             else:
                 t = run(["meson", "test", "-C", build, "--no-rebuild", "-q"] + tests_of(names))
                 verdict = "killed" if t.returncode else "SURVIVED"
         finally:
             open(path, "w").write(orig)
-        total += 1
-        killed += verdict.startswith("killed")
+        if not verdict.startswith("invalid"):
+            total += 1
+            killed += verdict.startswith("killed")
         line = old.strip().splitlines()[0][:60]
         print(f"{i:2d} {verdict:15s} {f}: {line!r} [{names if not full else 'full'}]", flush=True)
     run(["meson", "compile", "-C", build])
