@@ -2,7 +2,7 @@
 /*
  * client/memcgctl.c - the memcgctl command: main(), the control protocol's
  * operations as subcommands (through libmemcgfs), and run.  tree, stat
- * and top are in view.c, trace in trace.c.
+ * and top are in view.c, trace in trace.c, sandbox in sandbox.c.
  *
  * Output: data on stdout (handles one per line, or JSON with --json),
  * messages on stderr as "memcgctl: WHAT (ERRNAME)".  Exit status 0, 1 when
@@ -87,6 +87,17 @@ static const struct help {
 	  "Move memcgctl into CGROUP (its pid into cgroup.procs), then execute COMMAND,\n"
 	  "which and whose children charge CGROUP.  Exits with COMMAND's status, 126 or 127\n"
 	  "when it cannot be executed.\n" },
+	{ "sandbox",
+	  "Usage: memcgctl sandbox [-g CGROUP] [--] COMMAND [ARG...]\n"
+	  "Run COMMAND where memcgfs is the cgroup v2 tree, for tools that find the tree\n"
+	  "themselves: in a private mount namespace, /sys/fs/cgroup becomes a cgroup2 mount\n"
+	  "(what the host has there is detached, in there only) and memcgfs is bound over it\n"
+	  "and over every other cgroup2 mount point; in a new cgroup namespace\n"
+	  "/proc/self/cgroup reads 0::/, memcgfs's root.  -g moves memcgctl into CGROUP\n"
+	  "first.  Limits: statfs(2) still says FUSE (tools that check for cgroup2's magic\n"
+	  "refuse), /proc/mounts still lists fuse.memcgfs on top of the cgroup2 entry, and\n"
+	  "/proc/self/cgroup does not follow moves.  Needs root (CAP_SYS_ADMIN).  Exits\n"
+	  "with COMMAND's status, 126 or 127 when it cannot be executed.\n" },
 	{ "tree",
 	  "Usage: memcgctl tree [CGROUP] [--bytes] [--json]\n"
 	  "The hierarchy under CGROUP (default: the root) with memory.current, memory.peak,\n"
@@ -130,6 +141,7 @@ static void usage(FILE *f)
 	      "  check                                run the invariant checks (root only)\n"
 	      "Cgroups:\n"
 	      "  run -g CGROUP COMMAND...             run a command in a cgroup\n"
+	      "  sandbox COMMAND...                   run a command with memcgfs as its cgroup2 tree\n"
 	      "  tree [CGROUP]                        hierarchy with usage, limits, events\n"
 	      "  stat CGROUP                          memory.stat for people\n"
 	      "  top [CGROUP]                         live view sorted by memory.current\n"
@@ -895,7 +907,11 @@ static int cmd_kmem_cache(struct mctl *c, int argc, char **argv)
 				sub);
 }
 
-static int cmd_run(struct mctl *c, int argc, char **argv)
+/*
+ * run and sandbox: [-g CGROUP] [--] COMMAND [ARG...], executed in CGROUP
+ * (run's -g is required), in the sandbox's namespaces for sandbox.
+ */
+static int exec_command(struct mctl *c, int argc, char **argv, const char *cmd, bool sandbox)
 {
 	static const struct option opts[] = {
 		COMMON_LONGOPTS,
@@ -903,30 +919,43 @@ static int cmd_run(struct mctl *c, int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *cg = NULL;
-	int ch, r, err;
+	int ch, r, err = 0;
 
 	optind = 0;
 	while ((ch = getopt_long(argc, argv, "+m:hg:", opts, NULL)) != -1) {
-		r = common_opt(c, ch, "run");
+		r = common_opt(c, ch, cmd);
 		if (r < 0)
 			return EXIT_OK;
 		if (r)
 			continue;
 		if (ch != 'g')
-			return mctl_usage_error(c, "run", "unknown option");
+			return mctl_usage_error(c, cmd, "unknown option");
 		cg = optarg;
 	}
-	if (!cg)
-		return mctl_usage_error(c, "run", "missing -g CGROUP");
+	if (!cg && !sandbox)
+		return mctl_usage_error(c, cmd, "missing -g CGROUP");
 	if (optind >= argc)
-		return mctl_usage_error(c, "run", "missing COMMAND");
-	err = move_self(c, cg);
+		return mctl_usage_error(c, cmd, "missing COMMAND");
+	if (cg)
+		err = move_self(c, cg);
+	if (!err && sandbox)
+		err = mctl_sandbox(c);
 	if (err)
 		return err;
 	execvp(argv[optind], argv + optind);
 	err = errno;
 	mctl_error(c, err, "%s: %s", argv[optind], strerror(err));
 	return err == ENOENT ? 127 : 126;
+}
+
+static int cmd_run(struct mctl *c, int argc, char **argv)
+{
+	return exec_command(c, argc, argv, "run", false);
+}
+
+static int cmd_sandbox(struct mctl *c, int argc, char **argv)
+{
+	return exec_command(c, argc, argv, "sandbox", true);
 }
 
 static const struct command {
@@ -943,6 +972,7 @@ static const struct command {
 	{ "whoami", cmd_whoami },
 	{ "check", cmd_check },
 	{ "run", cmd_run },
+	{ "sandbox", cmd_sandbox },
 	{ "tree", cmd_tree },
 	{ "stat", cmd_stat },
 	{ "top", cmd_top },

@@ -2,7 +2,8 @@
 /*
  * client/memcgctl.h - memcgctl's private declarations: the command line's
  * shared state, cgroup files, output helpers, and the subcommands that
- * live in their own files (tree/stat/top in view.c, trace in trace.c).
+ * live in their own files (tree/stat/top in view.c, trace in trace.c,
+ * sandbox in sandbox.c).
  */
 #ifndef MEMCGFS_CLIENT_MEMCGCTL_H
 #define MEMCGFS_CLIENT_MEMCGCTL_H
@@ -70,5 +71,12 @@ int cmd_top(struct mctl *c, int argc, char **argv);
 
 /* trace.c */
 int cmd_trace(struct mctl *c, int argc, char **argv);
+
+/*
+ * sandbox.c: this process into the sandbox's namespaces, where memcgfs
+ * (c's mount) is the cgroup v2 tree, for the command executed next.
+ * 0 or the exit status.
+ */
+int mctl_sandbox(struct mctl *c);
 
 #endif /* MEMCGFS_CLIENT_MEMCGCTL_H */

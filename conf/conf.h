@@ -51,8 +51,10 @@ struct memcgfs_config {
 	} slab;
 	struct {			/* laid out without padding (tests memcmp it) */
 		bool high_throttle;
-		char oom_kill_signal[19];
+		bool real_memory;
+		char oom_kill_signal[22];
 		unsigned int charge_batch;
+		unsigned int real_interval;	/* ms */
 	} memcg;
 	struct {
 		unsigned int threads;

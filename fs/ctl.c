@@ -535,18 +535,38 @@ static int reply_error(struct ctl_session *s, int err, const char *detail)
 	return err;
 }
 
+/*
+ * The reply stays whole until the next request, read or not: a reader
+ * that reads ahead and gives back what it did not use (a shell's read on
+ * a seekable file) reads those bytes again.
+ */
+static size_t __ctl_read(struct ctl_session *s, size_t pos, char *buf, size_t len)
+{
+	size_t n = pos < s->len ? s->len - pos : 0;
+
+	if (n > len)
+		n = len;
+	memcpy(buf, s->reply + pos, n);
+	s->pos = pos + n;
+	return n;
+}
+
 size_t ctl_read(struct ctl_session *s, char *buf, size_t len)
 {
 	size_t n;
 
 	pthread_mutex_lock(&s->lock);
-	n = s->len - s->pos;
-	if (n > len)
-		n = len;
-	memcpy(buf, s->reply + s->pos, n);
-	s->pos += n;
-	if (s->pos == s->len)
-		s->pos = s->len = 0;	/* consumed: the next read returns 0 */
+	n = __ctl_read(s, s->pos, buf, len);
+	pthread_mutex_unlock(&s->lock);
+	return n;
+}
+
+size_t ctl_read_at(struct ctl_session *s, uint64_t pos, char *buf, size_t len)
+{
+	size_t n;
+
+	pthread_mutex_lock(&s->lock);
+	n = __ctl_read(s, pos < s->len ? (size_t)pos : s->len, buf, len);
 	pthread_mutex_unlock(&s->lock);
 	return n;
 }

@@ -46,10 +46,18 @@ int ctl_request(struct ctl_session *s, const struct ctl_caller *who,
 		const char *buf, size_t len);
 
 /*
- * ctl_read - the session's pending reply from offset *pos on, successive
- * reads continuing where the last one stopped; 0 bytes when none is pending.
+ * ctl_read - the session's pending reply, successive reads continuing
+ * where the last one stopped; 0 bytes when none is pending or all of it
+ * was read.
  */
 size_t ctl_read(struct ctl_session *s, char *buf, size_t len);
+
+/*
+ * ctl_read_at - the pending reply from its byte pos on (0 bytes at or
+ * past its end); ctl_read continues after it.  The reply stays whole until
+ * the next request, so bytes read once can be read again.
+ */
+size_t ctl_read_at(struct ctl_session *s, uint64_t pos, char *buf, size_t len);
 
 /*
  * ctl_ioctl - one batch (fs/memcgfs_ctl.h): in_buf/in_len as the kernel

@@ -409,7 +409,7 @@ static const struct fs_file core_files[] = {
 
 /* memcgfs's own, at the root only (DESIGN "What the mount shows") */
 static const struct fs_file root_files[] = {
-	{ .name = "memcgfs.ctl", .type = FT_CTL, .flags = FF_ROOT | FF_STREAM, .mode = 0666,
+	{ .name = "memcgfs.ctl", .type = FT_CTL, .flags = FF_ROOT, .mode = 0666,
 	  .notify = -1 },
 	{ .name = "slabinfo", .type = FT_SLABINFO, .flags = FF_ROOT, .mode = 0444, .notify = -1 },
 	{ .name = "trace_pipe", .type = FT_TRACE_PIPE, .flags = FF_ROOT | FF_STREAM, .mode = 0444,

@@ -163,6 +163,8 @@ struct cgroup {
 	/* the directory's attributes */
 	uid_t uid;
 	gid_t gid;
+	uid_t file_uid;			/* its files' owner: the creator's, for good */
+	gid_t file_gid;
 	mode_t mode;
 	struct timespec mtime, ctime;
 	struct fs_fattr *fattr;		/* per file, allocated on the first chown/chmod */
@@ -190,11 +192,15 @@ struct cgroup {
 	uint64_t dead_user_ticks;	/* CPU time of exited members, this and below */
 	uint64_t dead_sys_ticks;
 
+	_Atomic uint64_t real_refreshed_ns;	/* realmem.c: members last sampled for a read */
+
 	/* notification: kernfs's open-node event counters, starting at 1 */
 	_Atomic uint64_t events[NR_NOTIFY_FILES];
 	uint64_t notified_ns[NR_NOTIFY_FILES];	/* last delivery, notifier thread */
 	bool notify_pending[NR_NOTIFY_FILES];
 	struct fs_handle *pollers;	/* handles of notifying files, under poll_lock */
+
+	struct fs_xattr *xattrs;	/* extended attributes of it and its files (xattr.c) */
 };
 
 extern pthread_rwlock_t fs_tree_lock;
@@ -269,6 +275,23 @@ int cgroup_subtree_control_write(struct cgroup *cg, char *buf, struct fs_inval_l
 int cgroup_type_write(struct cgroup *cg, char *buf, struct fs_inval_list *iv);
 int cgroup_pressure_write(struct cgroup *cg, char *buf, struct fs_inval_list *iv);
 
+/* ---- extended attributes (xattr.c) ---- */
+/*
+ * trusted.* and user.* of node idx of cg (0: the directory, else 1 + the
+ * file's index), as kernfs keeps them.  The caller has checked that the node
+ * is there and the caller's permission, and holds fs_tree_lock (read).
+ * 0 or -errno (get and list: the length); size 0 asks for the length.
+ */
+int fs_xattr_set(struct cgroup *cg, unsigned int idx, const char *name, const void *value,
+		 size_t size, int flags);
+int fs_xattr_remove(struct cgroup *cg, unsigned int idx, const char *name);
+ssize_t fs_xattr_get(struct cgroup *cg, unsigned int idx, const char *name, void *buf,
+		     size_t size);
+/* The names, NUL-terminated one after another; trusted.* only if 'trusted'. */
+ssize_t fs_xattr_list(struct cgroup *cg, unsigned int idx, bool trusted, char *buf, size_t size);
+/* Nodes gone: the files with any of 'flags' (FF_MEMCG), or (0) all of cg's. */
+void fs_xattr_drop(struct cgroup *cg, unsigned int flags);
+
 /* ---- process tracking (procs.c) ---- */
 /*
  * A tracked process: a client that made a request, or any process in a
@@ -301,6 +324,9 @@ struct proc {
 	atomic_int ref;
 	bool exited;
 	bool stopped;			/* SIGSTOPped by the freezer */
+	bool throttled;			/* SIGSTOPped for a memory.high penalty (realmem.c) */
+	atomic_bool real_scan;		/* realmem.c: look at its files (it moved in) */
+	void *real;			/* realmem.c's measuring state */
 	uid_t uid;			/* real uid, for fs.user_slices */
 	char comm[16];
 	struct proc_move moves[PROC_MOVES];	/* newest last */
@@ -346,6 +372,52 @@ void procs_sync(void);
  * changes.  Tree lock held for writing.
  */
 void procs_reattach(struct cgroup *cg);
+/* An exit the tracker applied (read without procs_lock: a hint, true stays true). */
+static inline bool proc_exited(const struct proc *p)
+{
+	return __atomic_load_n(&p->exited, __ATOMIC_ACQUIRE);
+}
+/* Is p in a child cgroup (a hint without procs_lock)? */
+static inline bool proc_member(const struct proc *p)
+{
+	return __atomic_load_n(&p->cg, __ATOMIC_RELAXED) != fs_root;
+}
+/*
+ * procs_collect - every live tracked process at and below cg (NULL: all
+ * of them), referenced, in *out (procs_put_all() drops them).  0, -ENOMEM.
+ */
+int procs_collect(struct cgroup *cg, struct proc ***out, size_t *n);
+void procs_put_all(struct proc **v, size_t n);
+/* The tracked process pid if it is in a child cgroup, referenced; else NULL. */
+struct proc *procs_get_member(pid_t pid);
+/*
+ * Stop (true) or continue (false) p for a memory.high penalty, through its
+ * pidfd, minding the freezer: a frozen process stays stopped.  -ESRCH for
+ * an exited one, -EPERM for PID 1 and the daemon.
+ */
+int procs_throttle(struct proc *p, bool stop);
+/* realmem.c: look at the files of every member (fanotify lost events). */
+void procs_mark_file_scan(void);
+bool procs_take_file_scan(struct proc *p);
+
+/* ---- realmem.c: real memory (memcg.real_memory) ---- */
+int realmem_init(const struct memcgfs_config *conf);
+int realmem_start(void);
+/* Stop the thread and continue every process it stopped. */
+void realmem_stop(void);
+void realmem_exit(void);
+bool realmem_on(void);
+/*
+ * A read of cg's usage files samples its members now: 0, or an enforcement
+ * round the reply waits for (realmem_enforced(), woken on realmem_waitq()).
+ */
+uint64_t realmem_refresh(struct cgroup *cg);
+bool realmem_enforced(uint64_t round);
+struct fs_waitq *realmem_waitq(void);
+void realmem_proc_free(struct proc *p);
+void realmem_stats(unsigned long *samples, unsigned long *status_reads,
+		   unsigned long *file_samples, unsigned long *files);
+
 /* Is the process whose thread 'tid' is our notifier? */
 extern _Atomic pid_t fs_notifier_tid;
 
@@ -369,6 +441,7 @@ struct fs_handle {
 	struct mem_cgroup *memcg;	/* the memcg it was opened on */
 	/* FT_CTL */
 	struct ctl_session *ctl;
+	uint64_t ctl_base;		/* the file offset of the reply's first byte */
 	_Atomic bool ctl_owing;		/* a write left its writer a memory.high delay */
 	/* FT_TRACE_PIPE */
 	struct trace_cursor cursor;
@@ -396,7 +469,8 @@ int rootfiles_open(struct fs_handle *h);
 void rootfiles_release(struct fs_handle *h);
 /* Reads and writes that reply themselves (they may defer): 0 when replied. */
 void rootfiles_read(fuse_req_t req, struct fs_handle *h, size_t size, off_t off);
-void rootfiles_write(fuse_req_t req, struct fs_handle *h, const char *buf, size_t size);
+void rootfiles_write(fuse_req_t req, struct fs_handle *h, const char *buf, size_t size,
+		     off_t off);
 void rootfiles_flush(fuse_req_t req, struct fs_handle *h);
 void rootfiles_ioctl(fuse_req_t req, struct fs_handle *h, unsigned int cmd,
 		     const void *in_buf, size_t in_bufsz, size_t out_bufsz);

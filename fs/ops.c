@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
+#include <linux/xattr.h>
 
 /* Entries vanish only through us, and we invalidate them: cache a while. */
 #define ENTRY_TIMEOUT	1.0
@@ -215,6 +217,92 @@ static void fs_ll_access(fuse_req_t req, fuse_ino_t ino, int mask)
 	err = fs_permission(req, cg, idx, mask & 7);
 	pthread_rwlock_unlock(&fs_tree_lock);
 	fuse_reply_err(req, -err);
+}
+
+/* ---- extended attributes (xattr.c keeps them) ---- */
+/*
+ * The node must be there (a removed cgroup, a vanished file: ENOENT) and,
+ * for user.*, the caller may read it (get) or write it (set, remove), as
+ * xattr_permission() asks inode_permission(); the kernel itself keeps
+ * trusted.* to CAP_SYS_ADMIN.  fs_tree_lock held (read).
+ */
+static int xattr_node(fuse_req_t req, struct cgroup *cg, unsigned int idx, const char *name,
+		      int mask)
+{
+	if (cg->removed || (idx && !fs_file_present(cg, idx - 1)))
+		return -ENOENT;
+	if (name && !strncmp(name, XATTR_USER_PREFIX, XATTR_USER_PREFIX_LEN))
+		return fs_permission(req, cg, idx, mask);
+	return 0;
+}
+
+/* setxattr, or removexattr (remove) */
+static void xattr_write(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
+			size_t size, int flags, bool remove)
+{
+	unsigned int idx;
+	struct cgroup *cg = nodeid_cgroup(ino, &idx);
+	int err;
+
+	pthread_rwlock_rdlock(&fs_tree_lock);
+	err = xattr_node(req, cg, idx, name, 2);
+	if (!err)
+		err = remove ? fs_xattr_remove(cg, idx, name) :
+			       fs_xattr_set(cg, idx, name, value, size, flags);
+	pthread_rwlock_unlock(&fs_tree_lock);
+	fuse_reply_err(req, -err);
+}
+
+static void fs_ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
+			   size_t size, int flags)
+{
+	xattr_write(req, ino, name, value, size, flags, false);
+}
+
+static void fs_ll_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+	xattr_write(req, ino, name, NULL, 0, 0, true);
+}
+
+/*
+ * getxattr (name), or listxattr (NULL): size 0 asks for the length.  The
+ * value is copied under the locks and replied from the copy.
+ */
+static void xattr_read(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+	unsigned int idx;
+	struct cgroup *cg = nodeid_cgroup(ino, &idx);
+	char *buf = size ? malloc(size) : NULL;
+	ssize_t n;
+
+	if (size && !buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	pthread_rwlock_rdlock(&fs_tree_lock);
+	n = xattr_node(req, cg, idx, name, 4);
+	/* simple_xattr_list(): trusted.* for CAP_SYS_ADMIN (root, here) */
+	if (!n)
+		n = name ? fs_xattr_get(cg, idx, name, buf, size) :
+			   fs_xattr_list(cg, idx, fuse_req_ctx(req)->uid == 0, buf, size);
+	pthread_rwlock_unlock(&fs_tree_lock);
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else if (!size)
+		fuse_reply_xattr(req, (size_t)n);
+	else
+		fuse_reply_buf(req, buf, (size_t)n);
+	free(buf);
+}
+
+static void fs_ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+	xattr_read(req, ino, name, size);
+}
+
+static void fs_ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	xattr_read(req, ino, NULL, size);
 }
 
 /* ---- directories ---- */
@@ -606,14 +694,37 @@ static int render(struct fs_handle *h)
 	return 0;
 }
 
+static void read_reply(fuse_req_t req, struct fs_handle *h, size_t size, off_t off);
+
+/* A read that waits for real memory's enforcement round (realmem.c). */
+struct read_wait {
+	struct fs_defer d;
+	struct fs_handle *h;
+	size_t size;
+	uint64_t round;
+};
+
+static bool read_wait_ready(struct fs_defer *d)
+{
+	return realmem_enforced(((struct read_wait *)d->data)->round);
+}
+
+static void read_wait_done(struct fs_defer *d, int why)
+{
+	struct read_wait *w = d->data;
+
+	if (why == -EINTR || why == -ESHUTDOWN)
+		fuse_reply_err(d->req, -why);
+	else
+		read_reply(d->req, w->h, w->size, 0);
+	free(w);
+}
+
 static void fs_ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		       struct fuse_file_info *fi)
 {
 	struct fs_handle *h = (struct fs_handle *)(uintptr_t)fi->fh;
 	const struct fs_file *f = h->file;
-	char *out = NULL;
-	size_t n = 0;
-	int err = 0;
 
 	(void)ino;
 	if (f->type == FT_CTL || f->type == FT_TRACE_PIPE) {
@@ -624,6 +735,35 @@ static void fs_ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	if (off == 0 && (!strcmp(f->name, "cgroup.procs") || !strcmp(f->name, "cgroup.threads") ||
 			 !strcmp(f->name, "cgroup.events")))
 		procs_sync();
+	/*
+	 * Real memory: the members are sampled before usage is shown; a memcg
+	 * that went over its max waits for the reclaim and OOM the charge
+	 * would have done (on realmem's thread, not this worker).
+	 */
+	if (off == 0 && f->type == FT_MEMORY && realmem_on() && memcg_file_shows_usage(f->mf)) {
+		uint64_t round = realmem_refresh(h->cg);
+		struct read_wait *w;
+
+		if (round && (w = calloc(1, sizeof(*w)))) {
+			*w = (struct read_wait){ .h = h, .size = size, .round = round };
+			w->d.req = req;
+			w->d.ready = read_wait_ready;
+			w->d.complete = read_wait_done;
+			w->d.data = w;
+			defer_wait(&w->d, realmem_waitq());
+			return;
+		}
+	}
+	read_reply(req, h, size, off);
+}
+
+/* Render (at offset 0) and answer a read of a rendered file. */
+static void read_reply(fuse_req_t req, struct fs_handle *h, size_t size, off_t off)
+{
+	char *out = NULL;
+	size_t n = 0;
+	int err = 0;
+
 	pthread_mutex_lock(&h->lock);
 	pthread_rwlock_rdlock(&fs_tree_lock);
 	if (handle_stale(h))
@@ -746,7 +886,6 @@ static void fs_ll_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t 
 	int err;
 
 	(void)ino;
-	(void)off;
 	fs_caller_init(&who, req);
 	/* the notifier's self-write raises IN_MODIFY and changes nothing */
 	if (who.tid && who.tid == atomic_load(&fs_notifier_tid)) {
@@ -754,7 +893,7 @@ static void fs_ll_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t 
 		return;
 	}
 	if (f->type == FT_CTL || f->type == FT_TRACE_PIPE) {
-		rootfiles_write(req, h, buf, size);
+		rootfiles_write(req, h, buf, size, off);
 		return;
 	}
 	if (size > WRITE_MAX) {
@@ -906,4 +1045,8 @@ const struct fuse_lowlevel_ops fs_ll_ops = {
 	.write = fs_ll_write,
 	.ioctl = fs_ll_ioctl,
 	.poll = fs_ll_poll,
+	.setxattr = fs_ll_setxattr,
+	.getxattr = fs_ll_getxattr,
+	.listxattr = fs_ll_listxattr,
+	.removexattr = fs_ll_removexattr,
 };

@@ -214,6 +214,7 @@ void proc_put(struct proc *p)
 		return;
 	/* the last request of an exited process is done: its task exits */
 	memcg_task_exit(p->task);
+	realmem_proc_free(p);
 	for (unsigned int i = 0; i < p->nr_moves; i++)
 		cgroup_put(p->moves[i].from);
 	cgroup_put(p->cg);
@@ -234,7 +235,7 @@ static void populated_add(struct cgroup *cg, long d)
 
 static void member_link(struct proc *p, struct cgroup *cg)
 {
-	p->cg = cg;
+	__atomic_store_n(&p->cg, cg, __ATOMIC_RELAXED);	/* proc_member() reads it unlocked */
 	p->cg_prev = NULL;
 	p->cg_next = cg->procs;
 	if (cg->procs)
@@ -389,6 +390,9 @@ static struct proc *proc_track(pid_t pid, struct cgroup *cg, const struct pstat 
 		*err = -ENOMEM;
 		return NULL;
 	}
+	/* is_global_init(), and the daemon itself: never an OOM victim */
+	if (pid == 1 || pid == getpid())
+		memcg_task_set_unkillable(p->task);
 	atomic_init(&p->ref, 1);
 	cgroup_get(cg);
 	member_link(p, cg);
@@ -410,7 +414,7 @@ static void proc_exit_locked(struct proc *p)
 
 	if (p->exited)
 		return;
-	p->exited = true;
+	__atomic_store_n(&p->exited, true, __ATOMIC_RELEASE);	/* proc_exited() reads it unlocked */
 	/* a zombie still shows its CPU time: the cgroup keeps it (cpu.stat) */
 	if (!read_pstat(p->pid, &st) && st.start == p->start) {
 		for (struct cgroup *c = p->cg; c; c = c->parent) {
@@ -1065,9 +1069,13 @@ static void proc_move_locked(struct proc *p, struct cgroup *dst)
 	cgroup_put(src);
 	/* charges never move: only the task's future charges go to dst */
 	memcg_task_attach(p->task, cgroup_memcg(dst));
+	/* real memory: the files it uses from now on are charged to dst */
+	if (dst != fs_root)
+		atomic_store(&p->real_scan, true);
 	if (dst->frozen && !p->stopped && !pidfd_send_signal(p->pidfd, SIGSTOP))
 		p->stopped = true;
-	else if (!dst->frozen && p->stopped && !pidfd_send_signal(p->pidfd, SIGCONT))
+	else if (!dst->frozen && p->stopped &&
+		 (p->throttled || !pidfd_send_signal(p->pidfd, SIGCONT)))
 		p->stopped = false;
 }
 
@@ -1221,7 +1229,9 @@ static void update_frozen(struct cgroup *cg, uint64_t now)
 		for (struct proc *p = cg->procs; p; p = p->cg_next) {
 			if (p->exited || p->stopped == frozen)
 				continue;
-			if (!pidfd_send_signal(p->pidfd, frozen ? SIGSTOP : SIGCONT))
+			/* a thaw leaves a process in a memory.high penalty stopped */
+			if ((!frozen && p->throttled) ||
+			    !pidfd_send_signal(p->pidfd, frozen ? SIGSTOP : SIGCONT))
 				p->stopped = frozen;
 		}
 		fs_notify(cg, NF_CGROUP_EVENTS);
@@ -1304,6 +1314,172 @@ void procs_reattach(struct cgroup *cg)
 	pthread_rwlock_unlock(&procs_lock);
 }
 
+/* ---- for realmem.c ---- */
+static int collect_add(struct proc ***v, size_t *n, size_t *cap, struct proc *p)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 64;
+		struct proc **w = realloc(*v, c * sizeof(*w));
+
+		if (!w)
+			return -ENOMEM;
+		*v = w;
+		*cap = c;
+	}
+	proc_get(p);
+	(*v)[(*n)++] = p;
+	return 0;
+}
+
+static int collect_subtree(struct cgroup *cg, struct proc ***v, size_t *n, size_t *cap)
+{
+	int err = 0;
+
+	for (struct proc *p = cg->procs; p && !err; p = p->cg_next)
+		if (!p->exited)
+			err = collect_add(v, n, cap, p);
+	for (struct cgroup *c = cg->first_child; c && !err; c = c->next_sibling)
+		err = collect_subtree(c, v, n, cap);
+	return err;
+}
+
+int procs_collect(struct cgroup *cg, struct proc ***out, size_t *n)
+{
+	struct proc **v = NULL;
+	size_t cap = 0;
+	int err = 0;
+
+	*n = 0;
+	if (cg) {
+		pthread_rwlock_rdlock(&fs_tree_lock);
+		pthread_rwlock_rdlock(&procs_lock);
+		err = collect_subtree(cg, &v, n, &cap);
+		pthread_rwlock_unlock(&procs_lock);
+		pthread_rwlock_unlock(&fs_tree_lock);
+	} else {
+		pthread_rwlock_rdlock(&procs_lock);
+		for (unsigned int i = 0; i < TABLE_SIZE && !err; i++)
+			for (struct proc *p = proc_table[i]; p && !err; p = p->hash_next)
+				if (!p->exited)
+					err = collect_add(&v, n, &cap, p);
+		pthread_rwlock_unlock(&procs_lock);
+	}
+	if (err) {
+		procs_put_all(v, *n);
+		*n = 0;
+		return err;
+	}
+	*out = v;
+	return 0;
+}
+
+void procs_put_all(struct proc **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		proc_put(v[i]);
+	free(v);
+}
+
+struct proc *procs_get_member(pid_t pid)
+{
+	struct proc *p;
+
+	if (pid <= 0)
+		return NULL;
+	pthread_rwlock_rdlock(&procs_lock);
+	p = proc_find(pid);
+	if (p && (p->exited || p->cg == fs_root))
+		p = NULL;
+	if (p)
+		proc_get(p);
+	pthread_rwlock_unlock(&procs_lock);
+	return p;
+}
+
+int procs_throttle(struct proc *p, bool stop)
+{
+	int err = 0;
+
+	if (p->pid <= 1 || p->pid == getpid())
+		return -EPERM;
+	pthread_rwlock_wrlock(&procs_lock);
+	if (p->exited || p->pidfd < 0) {
+		p->throttled = false;
+		err = -ESRCH;
+	} else if (stop) {
+		/* a frozen process is stopped already */
+		if (!p->stopped && pidfd_send_signal(p->pidfd, SIGSTOP))
+			err = -errno;
+		else
+			p->throttled = true;
+	} else if (p->throttled) {
+		p->throttled = false;
+		if (!p->stopped && pidfd_send_signal(p->pidfd, SIGCONT))
+			err = -errno;
+	}
+	pthread_rwlock_unlock(&procs_lock);
+	return err;
+}
+
+void procs_mark_file_scan(void)
+{
+	pthread_rwlock_rdlock(&procs_lock);
+	for (unsigned int i = 0; i < TABLE_SIZE; i++)
+		for (struct proc *p = proc_table[i]; p; p = p->hash_next)
+			if (!p->exited && p->cg != fs_root)
+				atomic_store(&p->real_scan, true);
+	pthread_rwlock_unlock(&procs_lock);
+}
+
+bool procs_take_file_scan(struct proc *p)
+{
+	return atomic_load(&p->real_scan) && atomic_exchange(&p->real_scan, false);
+}
+
+/* ---- the OOM killer's process work (memcg/ asks, fs/ acts) ---- */
+static int procs_oom_score_adj(pid_t pid)
+{
+	char path[64], buf[32];
+	int adj = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", (int)pid);
+	if (fs_read_file(path, buf, sizeof(buf)) > 0 && fs_kstrtoint(fs_strstrip(buf), &adj))
+		adj = 0;
+	return adj;
+}
+
+/*
+ * Signal the process of task t through its pidfd, never by pid: a process
+ * that exited (its pid free for reuse) gets nothing.  Never PID 1, never
+ * the daemon.
+ */
+static int procs_oom_kill(struct memcg_task *t, int sig, void *arg)
+{
+	pid_t pid = memcg_task_pid(t);
+	struct proc *p;
+	int ret = -ESRCH;
+
+	(void)arg;
+	if (pid <= 1 || pid == getpid())
+		return -EPERM;
+	pthread_rwlock_rdlock(&procs_lock);
+	p = proc_find(pid);
+	if (p && p->task == t && !p->exited && p->pidfd >= 0) {
+		ret = pidfd_send_signal(p->pidfd, sig) ? -errno : 0;
+		if (ret)
+			fs_warn("OOM kill of %d (%s): %s", pid, p->comm, strerror(-ret));
+		else
+			fs_info("OOM killed %d (%s) with signal %d", pid, p->comm, sig);
+	}
+	pthread_rwlock_unlock(&procs_lock);
+	return ret;
+}
+
+static const struct memcg_oom_ops procs_oom_ops = {
+	.oom_score_adj = procs_oom_score_adj,
+	.kill = procs_oom_kill,
+};
+
 /* ---- init ---- */
 int procs_init(bool connector)
 {
@@ -1318,6 +1494,7 @@ int procs_init(bool connector)
 	ev.data.u64 = TAG_STOP;
 	if (epoll_ctl(epfd, EPOLL_CTL_ADD, stop_fd, &ev))
 		return -errno;
+	memcg_set_oom_ops(&procs_oom_ops);
 	use_connector = false;
 	if (connector) {
 		int fd = connector_open();
@@ -1362,6 +1539,7 @@ void procs_stop(void)
 void procs_exit(void)
 {
 	procs_stop();
+	memcg_set_oom_ops(NULL);
 	pthread_rwlock_wrlock(&procs_lock);
 	for (unsigned int i = 0; i < TABLE_SIZE; i++) {
 		while (tid_table[i])

@@ -88,19 +88,21 @@ struct ctl_done {
 	size_t out_len;
 	struct fs_handle *h;		/* a read: the session whose reply it reads */
 	size_t size;			/* a read: the reader's buffer */
+	off_t off;			/* a read: its file offset */
 };
 
-static void ctl_read_reply(fuse_req_t req, struct fs_handle *h, size_t size)
+static void ctl_read_reply(fuse_req_t req, struct fs_handle *h, size_t size, off_t off)
 {
 	char *buf = malloc(size ? size : 1);
-	size_t n;
+	size_t n = 0;
 
 	if (!buf) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
 	pthread_mutex_lock(&h->lock);
-	n = ctl_read(h->ctl, buf, size);
+	if (off >= 0 && (uint64_t)off >= h->ctl_base)
+		n = ctl_read_at(h->ctl, (uint64_t)off - h->ctl_base, buf, size);
 	pthread_mutex_unlock(&h->lock);
 	fuse_reply_buf(req, buf, n);
 	free(buf);
@@ -121,7 +123,7 @@ static void ctl_reply(fuse_req_t req, const struct ctl_done *c)
 		break;
 	case CTL_WAIT_READ:
 		/* the handle lives: the reader's read holds the file open */
-		ctl_read_reply(req, c->h, c->size);
+		ctl_read_reply(req, c->h, c->size, c->off);
 		break;
 	case CTL_WAIT_FLUSH:
 		fuse_reply_err(req, 0);
@@ -159,7 +161,8 @@ static void ctl_finish(fuse_req_t req, const struct ctl_done *how)
 	defer_wait(&c->d, NULL);
 }
 
-static void ctl_write(fuse_req_t req, struct fs_handle *h, const char *buf, size_t size)
+static void ctl_write(fuse_req_t req, struct fs_handle *h, const char *buf, size_t size,
+		      off_t off)
 {
 	struct fs_caller who;
 	struct ctl_caller c;
@@ -176,6 +179,8 @@ static void ctl_write(fuse_req_t req, struct fs_handle *h, const char *buf, size
 	memcg_task_active(p->task, true);
 	pthread_mutex_lock(&h->lock);
 	err = ctl_request(h->ctl, &c, buf, size);
+	/* the reply is read from the file position the write leaves */
+	h->ctl_base = (uint64_t)off + (err ? 0 : size);
 	pthread_mutex_unlock(&h->lock);
 	/* the reclaim now, the delay at the next read, ioctl or close */
 	if (memcg_owe_over_high(p->task))
@@ -193,9 +198,10 @@ static void ctl_write(fuse_req_t req, struct fs_handle *h, const char *buf, size
  * a process that wrote through this handle can owe anything on it (a
  * sibling sharing the fd pays only its own); others are answered at once.
  */
-static void ctl_pay(fuse_req_t req, struct fs_handle *h, enum ctl_wait_kind kind, size_t size)
+static void ctl_pay(fuse_req_t req, struct fs_handle *h, enum ctl_wait_kind kind, size_t size,
+		    off_t off)
 {
-	struct ctl_done c = { .kind = kind, .h = h, .size = size };
+	struct ctl_done c = { .kind = kind, .h = h, .size = size, .off = off };
 	struct fs_caller who;
 
 	if (atomic_load_explicit(&h->ctl_owing, memory_order_relaxed)) {
@@ -207,7 +213,7 @@ static void ctl_pay(fuse_req_t req, struct fs_handle *h, enum ctl_wait_kind kind
 		}
 	}
 	if (kind == CTL_WAIT_READ)
-		ctl_read_reply(req, h, size);
+		ctl_read_reply(req, h, size, off);
 	else
 		fuse_reply_err(req, 0);
 }
@@ -215,7 +221,7 @@ static void ctl_pay(fuse_req_t req, struct fs_handle *h, enum ctl_wait_kind kind
 void rootfiles_flush(fuse_req_t req, struct fs_handle *h)
 {
 	if (h->file->type == FT_CTL)
-		ctl_pay(req, h, CTL_WAIT_FLUSH, 0);
+		ctl_pay(req, h, CTL_WAIT_FLUSH, 0, 0);
 	else
 		fuse_reply_err(req, 0);
 }
@@ -461,19 +467,26 @@ void rootfiles_release(struct fs_handle *h)
 
 void rootfiles_read(fuse_req_t req, struct fs_handle *h, size_t size, off_t off)
 {
-	(void)off;
 	if (h->file->type == FT_TRACE_PIPE) {
 		trace_pipe_read(req, h, size);
 	} else {
-		/* memcgfs.ctl: the pending reply, where the last read stopped */
-		ctl_pay(req, h, CTL_WAIT_READ, size);
+		/*
+		 * memcgfs.ctl is seekable so that a shell's read takes a
+		 * buffer at a time (bash reads an unseekable file byte by
+		 * byte) and seeks back over what it did not use: the reply
+		 * is served by file offset, from where its request's write
+		 * left the position.  Nothing before or after it.  The
+		 * reader pays a memory.high delay it owes first.
+		 */
+		ctl_pay(req, h, CTL_WAIT_READ, size, off);
 	}
 }
 
-void rootfiles_write(fuse_req_t req, struct fs_handle *h, const char *buf, size_t size)
+void rootfiles_write(fuse_req_t req, struct fs_handle *h, const char *buf, size_t size,
+		     off_t off)
 {
 	if (h->file->type == FT_CTL)
-		ctl_write(req, h, buf, size);
+		ctl_write(req, h, buf, size, off);
 	else
 		fuse_reply_err(req, EINVAL);	/* trace_pipe has no write handler */
 }

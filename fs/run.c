@@ -147,6 +147,7 @@ static int machine_init(const struct memcgfs_config *conf)
 	mc.charge_batch = conf->memcg.charge_batch;
 	mc.high_throttle = conf->memcg.high_throttle;
 	mc.oom_kill_signal = conf_signal(conf->memcg.oom_kill_signal);
+	mc.real_memory = conf->memcg.real_memory;
 	err = memcg_init(&mc);
 	if (err) {
 		fs_err("cannot start the memory controller: %s", strerror(-err));
@@ -250,6 +251,11 @@ int fs_run(struct fs_options *o)
 		fs_err("cannot start the process tracker: %s", strerror(-err));
 		goto out_tree;
 	}
+	err = realmem_init(&o->conf);
+	if (err) {
+		fs_err("cannot start real memory accounting: %s", strerror(-err));
+		goto out_procs;
+	}
 
 	session = fuse_session_new(&args, &fs_ll_ops, sizeof(fs_ll_ops), NULL);
 	if (!session)
@@ -265,6 +271,8 @@ int fs_run(struct fs_options *o)
 		err = defer_init();
 	if (!err)
 		err = procs_start();
+	if (!err)
+		err = realmem_start();
 	if (!err)
 		err = notify_start();
 	if (!err)
@@ -302,6 +310,7 @@ out_control:
 	pthread_join(control_thread, NULL);
 out_threads:
 	notify_stop();
+	realmem_stop();
 	defer_exit();
 	procs_stop();
 	rootfiles_exit();
@@ -311,6 +320,7 @@ out_session:
 	fuse_session_destroy(session);
 	ops_exit();
 out_procs:
+	realmem_exit();
 	procs_exit();
 out_tree:
 	tree_exit();

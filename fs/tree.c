@@ -155,6 +155,7 @@ static void cgroup_free(struct cgroup *cg)
 	if (cg->all_next)
 		cg->all_next->all_prev = cg->all_prev;
 	pthread_mutex_unlock(&all_lock);
+	fs_xattr_drop(cg, 0);
 	free(cg->fattr);
 	free(cg->name);
 	free(cg);
@@ -305,8 +306,9 @@ void cgroup_file_owner(const struct cgroup *cg, unsigned int idx, uid_t *uid, gi
 		*mode = cg->fattr[idx].mode;
 		return;
 	}
-	*uid = cg->uid;
-	*gid = cg->gid;
+	/* kernfs: a chown of the directory leaves its files as they were made */
+	*uid = idx ? cg->file_uid : cg->uid;
+	*gid = idx ? cg->file_gid : cg->gid;
 	*mode = idx ? fs_files[idx - 1].mode : cg->mode;
 }
 
@@ -469,8 +471,8 @@ int cgroup_mkdir(struct cgroup *parent, const char *name, mode_t mode, uid_t uid
 	cg->parent = parent;
 	cgroup_get(parent);
 	cg->level = parent->level + 1;
-	cg->uid = uid;
-	cg->gid = gid;
+	cg->uid = cg->file_uid = uid;
+	cg->gid = cg->file_gid = gid;
 	cg->mode = mode & 07777;
 	cgroup_set_memcg(cg, memcg);
 	/* the effective freeze state is inherited (cgroup_create) */
@@ -744,6 +746,9 @@ int cgroup_subtree_control_write(struct cgroup *cg, char *buf, struct fs_inval_l
 			if (c->memcg)
 				inval_add_files(iv, c, FF_MEMCG);
 		err = disable_memory(cg);
+		/* the children's memory.* nodes are gone, their attributes too */
+		for (struct cgroup *c = cg->first_child; c && !err; c = c->next_sibling)
+			fs_xattr_drop(c, FF_MEMCG);
 	}
 out_unlock:
 	pthread_rwlock_unlock(&fs_tree_lock);
@@ -795,6 +800,7 @@ int cgroup_type_write(struct cgroup *cg, char *buf, struct fs_inval_list *iv)
 			goto out_unlock;
 		}
 		inval_add_files(iv, cg, FF_MEMCG);
+		fs_xattr_drop(cg, FF_MEMCG);
 		mem_cgroup_put(memcg);
 	}
 	set_dom(cg, cg, dom);
@@ -839,8 +845,8 @@ int tree_init(const struct memcgfs_config *conf)
 		return -ENOMEM;
 	/* as cgroupfs, the root is root's; a user's daemon mounts for its user */
 	root->mode = 0755;
-	root->uid = geteuid();
-	root->gid = getegid();
+	root->uid = root->file_uid = geteuid();
+	root->gid = root->file_gid = getegid();
 	cgroup_set_memcg(root, root_mem_cgroup());
 	root->subtree_memory = !strcmp(conf->fs.root_subtree_control, "memory");
 	fs_root = root;
@@ -925,6 +931,7 @@ void tree_exit(void)
 		struct cgroup *cg = all_cgroups;
 
 		all_cgroups = cg->all_next;
+		fs_xattr_drop(cg, 0);
 		free(cg->fattr);
 		free(cg->name);
 		free(cg);

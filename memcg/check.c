@@ -62,6 +62,56 @@ static int check_memcg(const struct mem_cgroup *memcg, char *msg, size_t len)
 	return 0;
 }
 
+/* The real files listed on memcg's LRU and their pages: lru_lock taken. */
+static unsigned long real_lru_check(struct mem_cgroup *memcg, unsigned long *listed, char *msg,
+				    size_t len, int *ret)
+{
+	unsigned long sum[2] = { 0, 0 };
+
+	pthread_mutex_lock(&memcg->lru_lock);
+	for (unsigned int lru = 0; lru < 2; lru++)
+		for (struct memcg_real_file *f = memcg->real_lru.head[lru]; f;
+		     f = memcg_real_file_next(f))
+			sum[lru] += memcg_real_file_charged(f);
+	for (unsigned int lru = 0; lru < 2 && !*ret; lru++)
+		if (sum[lru] != memcg->real_lru.pages[lru])
+			*ret = check_fail(msg, len, "memcg %u: real %s files hold %lu pages, counted %lu",
+					  memcg->id, lru ? "active" : "inactive", sum[lru],
+					  memcg->real_lru.pages[lru]);
+	pthread_mutex_unlock(&memcg->lru_lock);
+	if (!mem_cgroup_is_root(memcg))
+		*listed += sum[0] + sum[1];
+	for (struct mem_cgroup *c = memcg->children; c && !*ret; c = c->sibling)
+		real_lru_check(c, listed, msg, len, ret);
+	return *listed;
+}
+
+/* tasks_lock held: the real pages the tasks' buckets hold (the root's aside) */
+static unsigned long real_task_pages(void)
+{
+	unsigned long n = 0;
+
+	for (const struct memcg_task *t = all_tasks; t; t = t->tnext)
+		for (unsigned int i = 0; i < t->nr_real; i++)
+			if (!mem_cgroup_is_root(t->real[i].memcg))
+				for (unsigned int item = 0; item < NR_REAL_ITEMS; item++)
+					n += t->real[i].pages[item];
+	return n;
+}
+
+/* tree_lock held: every real charge is a task's or a file's */
+static int check_real(unsigned long tasks, char *msg, size_t len)
+{
+	unsigned long files = 0;
+	int ret = 0;
+
+	real_lru_check(root_memcg, &files, msg, len, &ret);
+	if (!ret && tasks + files != memcg_real_charged_pages())
+		ret = check_fail(msg, len, "real memory: %lu pages charged, tasks hold %lu and files %lu",
+				 memcg_real_charged_pages(), tasks, files);
+	return ret;
+}
+
 /* tree_lock and tasks_lock held: nr_tasks against the task list */
 static int check_tasks(const struct mem_cgroup *memcg, char *msg, size_t len)
 {
@@ -96,9 +146,15 @@ int memcg_check(char *msg, size_t len)
 	ret = check_memcg(root_memcg, msg, len);
 	pthread_mutex_unlock(&objcg_lock);
 	if (!ret) {
+		unsigned long tasks;
+
 		pthread_mutex_lock(&tasks_lock);
 		ret = check_tasks(root_memcg, msg, len);
+		tasks = real_task_pages();
 		pthread_mutex_unlock(&tasks_lock);
+		/* the LRU locks are not taken under tasks_lock (innermost) */
+		if (!ret)
+			ret = check_real(tasks, msg, len);
 	}
 	pthread_mutex_unlock(&tree_lock);
 	memcg_stats_unlock();

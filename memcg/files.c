@@ -15,6 +15,7 @@
 #define F_ROOT		0x1	/* exists on the root */
 #define F_CHILD		0x2	/* exists on children */
 #define F_NOTIFY	0x4	/* poll and inotify */
+#define F_USAGE		0x8	/* shows usage (real memory samples the members first) */
 
 struct memcg_open {
 	const struct memcg_file *file;
@@ -262,10 +263,7 @@ static int high_write(struct memcg_open *o, char *buf, bool nonblock)
 static int max_write(struct memcg_open *o, char *buf, bool nonblock)
 {
 	struct mem_cgroup *memcg = o->memcg;
-	int nr_reclaims = MAX_RECLAIM_RETRIES;
-	bool drained = false;
 	unsigned long max;
-	uint64_t round;
 	int err = parse_limit(buf, &max);
 
 	if (err)
@@ -273,9 +271,19 @@ static int max_write(struct memcg_open *o, char *buf, bool nonblock)
 	page_counter_set_max(&memcg->memory, max);
 	if (nonblock)
 		return 0;
-	round = memcg_oom_new_round();
+	mem_cgroup_reclaim_to_max(memcg);
+	return 0;
+}
+
+void mem_cgroup_reclaim_to_max(struct mem_cgroup *memcg)
+{
+	int nr_reclaims = MAX_RECLAIM_RETRIES;
+	bool drained = false;
+	uint64_t round = memcg_oom_new_round();
+
 	for (;;) {
 		unsigned long nr_pages = page_counter_read(&memcg->memory);
+		unsigned long max = READ_ONCE(memcg->memory.max);
 
 		if (nr_pages <= max)
 			break;
@@ -294,7 +302,6 @@ static int max_write(struct memcg_open *o, char *buf, bool nonblock)
 			break;
 		drain_all_stock(memcg);
 	}
-	return 0;
 }
 
 /* memory_reclaim(): "<size> [swappiness=N|max]" (no "max" size). */
@@ -516,16 +523,16 @@ static int zswap_writeback_write(struct memcg_open *o, char *buf, bool nonblock)
 
 /* mm/memcontrol.c memory_files[] order */
 static const struct memcg_file memory_files[] = {
-	{ "memory.current", F_CHILD, current_show, NULL },
+	{ "memory.current", F_CHILD | F_USAGE, current_show, NULL },
 	{ "memory.min", F_CHILD, limit_show, limit_write, MC_OFF(memory.min), set_min },
 	{ "memory.low", F_CHILD, limit_show, limit_write, MC_OFF(memory.low), set_low },
 	{ "memory.high", F_CHILD, limit_show, high_write, MC_OFF(memory.high), NULL },
 	{ "memory.max", F_CHILD, limit_show, max_write, MC_OFF(memory.max), NULL },
-	{ "memory.peak", F_CHILD, peak_show, peak_write },
-	{ "memory.events", F_CHILD | F_NOTIFY, events_show, NULL },
-	{ "memory.events.local", F_CHILD | F_NOTIFY, events_local_show, NULL },
-	{ "memory.stat", F_ROOT | F_CHILD, stat_show, NULL },
-	{ "memory.numa_stat", F_ROOT | F_CHILD, numa_stat_show, NULL },
+	{ "memory.peak", F_CHILD | F_USAGE, peak_show, peak_write },
+	{ "memory.events", F_CHILD | F_NOTIFY | F_USAGE, events_show, NULL },
+	{ "memory.events.local", F_CHILD | F_NOTIFY | F_USAGE, events_local_show, NULL },
+	{ "memory.stat", F_ROOT | F_CHILD | F_USAGE, stat_show, NULL },
+	{ "memory.numa_stat", F_ROOT | F_CHILD | F_USAGE, numa_stat_show, NULL },
 	{ "memory.oom.group", F_CHILD, oom_group_show, oom_group_write },
 	{ "memory.swap.current", F_CHILD, swap_current_show, NULL },
 	{ "memory.swap.high", F_CHILD, limit_show, limit_write, MC_OFF(swap.high), set_swap_high },
@@ -536,7 +543,7 @@ static const struct memcg_file memory_files[] = {
 	{ "memory.zswap.max", F_CHILD, limit_show, limit_write, MC_OFF(zswap_max), set_zswap_max },
 	{ "memory.zswap.writeback", F_ROOT | F_CHILD, zswap_writeback_show, zswap_writeback_write },
 	{ "memory.reclaim", F_ROOT | F_CHILD, NULL, reclaim_write },
-	{ "memory.pressure", F_ROOT | F_CHILD, pressure_show, pressure_write },
+	{ "memory.pressure", F_ROOT | F_CHILD | F_USAGE, pressure_show, pressure_write },
 };
 
 void memcg_file_set_privileged(struct memcg_open *o, bool privileged)
@@ -580,6 +587,11 @@ bool memcg_file_on_root(const struct memcg_file *f)
 bool memcg_file_on_child(const struct memcg_file *f)
 {
 	return f->flags & F_CHILD;
+}
+
+bool memcg_file_shows_usage(const struct memcg_file *f)
+{
+	return f->flags & F_USAGE;
 }
 
 bool memcg_file_notifies(const struct memcg_file *f)

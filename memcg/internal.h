@@ -137,6 +137,23 @@ void obj_cgroup_get_many(struct obj_cgroup *objcg, long n);
 void obj_cgroup_put(struct obj_cgroup *objcg);
 void obj_cgroup_put_many(struct obj_cgroup *objcg, long n);
 
+/* ---- real memory (real.c) ---- */
+enum real_item { REAL_ANON, REAL_SHMEM, REAL_KSTACK, REAL_PAGETABLES, NR_REAL_ITEMS };
+
+/* A task's real pages charged while it was in one memcg (real.c). */
+struct real_bucket {
+	struct mem_cgroup *memcg;		/* css reference */
+	struct obj_cgroup *objcg;		/* kernel stacks, page tables; referenced */
+	unsigned long pages[NR_REAL_ITEMS];
+};
+
+/* A memcg's real files: [0] inactive, [1] active; under lru_lock. */
+struct memcg_real_file;
+struct real_lru {
+	struct memcg_real_file *head[2], *tail[2];
+	unsigned long pages[2];			/* charged pages on each list */
+};
+
 /* ---- mem_cgroup ---- */
 struct memcg_peak_fd {
 	struct memcg_peak_fd *next;
@@ -176,6 +193,7 @@ struct mem_cgroup {
 	/* LRU lists of directly charged pages: [node][lru] */
 	struct memcg_lru *lru;
 	pthread_mutex_t lru_lock;
+	struct real_lru real_lru;		/* real page cache (real.c), under lru_lock */
 	void *owner;
 	struct psi_group *psi;
 	struct rcu_head rcu;
@@ -236,6 +254,12 @@ struct memcg_task {
 	int oom_score_adj;
 	bool stalled, active;
 	uint64_t stall_start;
+	/* real memory (real.c) */
+	pthread_mutex_t real_lock;		/* the buckets */
+	struct real_bucket *real;		/* oldest first */
+	unsigned int nr_real, real_cap;
+	unsigned long real_rss;			/* badness: resident pages and page tables */
+	bool unkillable;			/* PID 1, the daemon: never an OOM victim */
 };
 
 void memcg_task_get(struct memcg_task *t);
@@ -317,6 +341,17 @@ void __lru_add(struct memcg_lru *l, struct page *page, unsigned int lru);
 void __lru_unlink(struct memcg_lru *l, struct page *page, unsigned int lru);
 void memcg_lru_del(struct mem_cgroup *memcg, struct page *page);
 bool memcg_lru_del_unless_isolated(struct mem_cgroup *memcg, struct page *page);
+
+/* ---- real memory ---- */
+void memcg_real_init(void);
+void memcg_real_task_release(struct memcg_task *t);
+unsigned long memcg_real_lru_pages(struct mem_cgroup *memcg);
+unsigned long shrink_real_files(struct mem_cgroup *memcg, unsigned long nr_scan,
+				unsigned long want, bool proactive);
+unsigned long memcg_real_charged_pages(void);
+struct memcg_real_file *memcg_real_file_next(const struct memcg_real_file *f);	/* lru_lock */
+/* memory_max_write()'s loop: drain, reclaim, OOM until memcg fits its max */
+void mem_cgroup_reclaim_to_max(struct mem_cgroup *memcg);
 
 /* ---- limits ---- */
 #define MAX_RECLAIM_RETRIES	16

@@ -38,6 +38,7 @@ struct memcg_config {
 	unsigned int charge_batch;	/* pages, 1..127 */
 	bool high_throttle;		/* issue 4: memory.high delays */
 	int oom_kill_signal;		/* issue 4: 0 = emulate only */
+	bool real_memory;		/* member processes' real memory is charged */
 };
 void memcg_config_defaults(struct memcg_config *cfg);
 
@@ -201,6 +202,7 @@ unsigned int memcg_file_mode(const struct memcg_file *f);	/* 0444/0644/0200 */
 bool memcg_file_on_root(const struct memcg_file *f);
 bool memcg_file_on_child(const struct memcg_file *f);
 bool memcg_file_notifies(const struct memcg_file *f);		/* poll/inotify */
+bool memcg_file_shows_usage(const struct memcg_file *f);	/* current, stat, events... */
 
 /* Per-open state: created on open, freed on release. */
 int memcg_file_open(const struct memcg_file *f, struct mem_cgroup *memcg,
@@ -295,18 +297,102 @@ void memcg_task_stall_end(struct memcg_task *task);
 void memcg_task_active(struct memcg_task *task, bool active);
 
 /*
- * OOM: the victim's real process.  Defaults read /proc/PID/oom_score_adj
- * and kill(2) with memcg.oom_kill_signal when it is set.  The notify
- * callback runs after a task was OOM-killed (its owned pages are freed).
+ * OOM: the victim's real process.  memcg/ does no process work itself:
+ * fs/ reads oom_score_adj and sends signals (through the process's pidfd)
+ * for it.  oom_score_adj (NULL: 0) is asked for each candidate; kill (NULL:
+ * no signal) gets memcg.oom_kill_signal, or SIGKILL for a task with real
+ * memory, whose memory only its death frees; it returns 0 or -ESRCH (the
+ * process is gone).  killed runs after a task was OOM-killed (its owned
+ * pages are freed).
  */
 struct memcg_oom_ops {
 	int (*oom_score_adj)(pid_t pid);
+	int (*kill)(struct memcg_task *task, int sig, void *arg);
 	void (*killed)(struct memcg_task *task, void *arg);
 	void *arg;
 };
 void memcg_set_oom_ops(const struct memcg_oom_ops *ops);
 bool memcg_task_oom_killed(const struct memcg_task *task);
 void memcg_task_set_oom_score_adj(struct memcg_task *task, int adj);	/* tests */
+/* Never an OOM victim (the kernel's is_global_init(); the daemon itself). */
+void memcg_task_set_unkillable(struct memcg_task *task);
+
+/* ---- real memory (memcg.real_memory) ---- */
+/*
+ * fs/ measures member processes and the files they use; memcg/ decides
+ * what that charges where (real.c says how).  Real charges cannot be
+ * refused: past memory.max they are forced and raise 'max', and
+ * memcg_real_enforce() reclaims and OOM-kills as the charge would have.
+ */
+#define MEMCG_KERNEL_STACK_SIZE	16384	/* THREAD_SIZE on x86_64 and arm64 */
+
+/* A process as measured: resident pages by kind, page-table pages, threads. */
+struct memcg_real_usage {
+	unsigned long anon, shmem, file_rss, pagetables;
+	unsigned long threads;
+};
+/*
+ * memcg_real_task_update - charge the task's growth since the last update
+ * to its memcg now; take a shrink back from where it was charged, the
+ * newest charges first.  The task is 'current' while it charges (so
+ * memory.high leaves it pages to pay back: memcg_handle_over_high()).
+ * Returns 0, or -ESRCH for a task that exited or was OOM-killed (nothing
+ * is charged for it any more).
+ */
+int memcg_real_task_update(struct memcg_task *task, const struct memcg_real_usage *u);
+/* What is charged for the task now (threads: whole stacks charged). */
+void memcg_real_task_charged(struct memcg_task *task, struct memcg_real_usage *u);
+
+/* A file's page cache: cached pages, of which dirty and under writeback. */
+struct memcg_real_cache {
+	unsigned long cached, dirty, writeback;
+};
+struct memcg_real_file;
+/*
+ * memcg_real_file_create - a file first used by a member: charged to the
+ * task's memcg from now on; the 'cached' pages it has already are someone
+ * else's.  priv is fs/'s, handed to the ops.  NULL on ENOMEM.
+ * Calls on one file (update, reference, release, and the reclaim op) must
+ * not run concurrently: fs/ serialises them.
+ */
+struct memcg_real_file *memcg_real_file_create(struct memcg_task *task, unsigned long cached,
+					       void *priv);
+/* A new measurement; reclaimed: memcgfs dropped pages (they were its own). */
+void memcg_real_file_update(struct memcg_real_file *f, const struct memcg_real_cache *c,
+			    bool reclaimed);
+/* A member used the file again: the second reference activates it. */
+void memcg_real_file_reference(struct memcg_real_file *f);
+/* Uncharge everything and forget the file; ops.release(priv) follows at the last reference. */
+void memcg_real_file_release(struct memcg_real_file *f);
+/* A reference that keeps the file (and ops' priv) alive: while fs/ works on it. */
+void memcg_real_file_get(struct memcg_real_file *f);
+void memcg_real_file_put(struct memcg_real_file *f);
+struct mem_cgroup *memcg_real_file_memcg(const struct memcg_real_file *f);
+unsigned long memcg_real_file_charged(const struct memcg_real_file *f);
+bool memcg_real_file_active(const struct memcg_real_file *f);
+
+struct memcg_real_ops {
+	/*
+	 * Drop up to nr pages of the file's cache (writing dirty ones back
+	 * where the caller may wait), then report the cache as it is now with
+	 * memcg_real_file_update(f, &c, true).  0 or -errno.
+	 */
+	int (*reclaim)(void *priv, struct memcg_real_file *f, unsigned long nr);
+	void (*release)(void *priv);
+};
+void memcg_set_real_ops(const struct memcg_real_ops *ops);
+/* memcg or an ancestor is over memory.max. */
+bool memcg_real_over_max(struct mem_cgroup *memcg);
+/* ... or a memcg below it. */
+bool memcg_real_subtree_over_max(struct mem_cgroup *memcg);
+/* memcg itself is over its memory.max (never the root). */
+bool mem_cgroup_over_max(const struct mem_cgroup *memcg);
+/*
+ * memcg_real_enforce - memcg and its ancestors back under memory.max:
+ * reclaim, then the OOM killer, until usage fits or nothing can be killed.
+ * May wait for writeback: not on a FUSE worker.
+ */
+void memcg_real_enforce(struct mem_cgroup *memcg);
 
 /*
  * memory.pressure of memcg ("some"/"full" with avg10/avg60/avg300 and

@@ -462,6 +462,7 @@ struct memcg_task *memcg_task_create(pid_t pid, struct mem_cgroup *memcg)
 	/* fork: resolved lazily on the first accounted allocation */
 	atomic_store(&t->objcg, CURRENT_OBJCG_UPDATE_FLAG);
 	pthread_mutex_init(&t->lock, NULL);
+	pthread_mutex_init(&t->real_lock, NULL);
 	/* counted and listed at once: memcg_check() compares the two */
 	pthread_mutex_lock(&tree_lock);
 	pthread_mutex_lock(&tasks_lock);
@@ -555,6 +556,11 @@ void memcg_set_signal(const _Atomic bool *pending)
 bool signal_pending(void)
 {
 	return current_signal && atomic_load_explicit(current_signal, memory_order_relaxed);
+}
+
+void memcg_task_set_unkillable(struct memcg_task *t)
+{
+	WRITE_ONCE(t->unkillable, true);
 }
 
 void memcg_set_current(struct memcg_task *t)
@@ -928,10 +934,12 @@ void memcg_free_page_reclaimed(struct page *page)
  * Free every page a task owns (its exit, its OOM kill): taken off the task
  * under owned_lock a batch at a time, freed outside it (their handles go
  * stale first).  No allocation here: a task that leaves must lose its pages
- * even when memory is short, or they would point to a freed task.
+ * even when memory is short, or they would point to a freed task.  Its
+ * real memory is uncharged with them.
  */
 void memcg_task_free_owned(struct memcg_task *t)
 {
+	memcg_real_task_release(t);
 	struct page *batch[64];
 	size_t n;
 
@@ -1000,7 +1008,9 @@ void memcg_task_put(struct memcg_task *t)
 		return;
 	css_put(t->memcg);
 	free(t->owned);
+	free(t->real);
 	pthread_mutex_destroy(&t->lock);
+	pthread_mutex_destroy(&t->real_lock);
 	free(t);
 }
 
@@ -1159,6 +1169,7 @@ int memcg_init(const struct memcg_config *cfg)
 	next_id = 1;
 	WRITE_ONCE(memcg_kmem_online_key, false);
 	memcg_oom_init();
+	memcg_real_init();
 	memcg_up = true;
 	alloc_set_oom_handler(memcg_global_oom);
 	return 0;

@@ -4,13 +4,15 @@
  * whole machine from the root).
  *
  * Badness as DESIGN.md decides it: the pages a task owns (anon,
- * kernel_stack, pagetables) plus oom_score_adj * total / 1000, at least 1;
+ * kernel_stack, pagetables), with real memory its resident pages and page
+ * tables, plus oom_score_adj * total / 1000, at least 1;
  * -1000 is never chosen; ties go to the task that charged most recently.
  * A task is chosen at most once in one charge's OOM handling.  With
  * memory.oom.group, the highest group memcg between the victim and the
  * domain loses every task (but -1000 ones).  Killing frees the task's
- * owned pages (its handles go stale) and, with memcg.oom_kill_signal, sends
- * the real process that signal.
+ * owned pages and its real memory (its handles go stale) and has fs/ send
+ * the real process memcg.oom_kill_signal, or SIGKILL with real memory (the
+ * ops: memcg/ itself never signals a process nor reads /proc).
  */
 #include "internal.h"
 
@@ -49,22 +51,6 @@ static unsigned long alloc_stats_total_pages(void)
 	return machine_total_pages;
 }
 
-static int proc_oom_score_adj(pid_t pid)
-{
-	char path[64];
-	FILE *f;
-	int adj = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%d", &adj) != 1)
-		adj = 0;
-	fclose(f);
-	return adj;
-}
-
 void memcg_set_oom_ops(const struct memcg_oom_ops *ops)
 {
 	pthread_mutex_lock(&oom_lock);
@@ -95,7 +81,7 @@ static int task_adj(struct memcg_task *t)
 {
 	if (t->adj_set)
 		return t->oom_score_adj;
-	return oom_ops.oom_score_adj ? oom_ops.oom_score_adj(t->pid) : proc_oom_score_adj(t->pid);
+	return oom_ops.oom_score_adj ? oom_ops.oom_score_adj(t->pid) : 0;
 }
 
 /* oom_kill_process() on one task: its owned pages go, the event counts. */
@@ -104,14 +90,16 @@ void memcg_oom_kill_task(struct memcg_task *t)
 	struct mem_cgroup *memcg;
 	bool exited;
 
+	int sig = memcg_cfg.real_memory ? SIGKILL : memcg_cfg.oom_kill_signal;
+
 	memcg = get_task_memcg(t);
 	WRITE_ONCE(t->oom_killed, true);
 	memcg_task_free_owned(t);
 	memcg_memory_event(memcg, MEMCG_OOM_KILL);
 	exited = __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE);
-	/* a task that exited meanwhile has no process to signal (its pid may be reused) */
-	if (memcg_cfg.oom_kill_signal > 0 && t->pid > 0 && !exited)
-		kill(t->pid, memcg_cfg.oom_kill_signal);
+	/* a task that exited meanwhile has no process to signal */
+	if (sig > 0 && !exited && oom_ops.kill)
+		oom_ops.kill(t, sig, oom_ops.arg);
 	if (oom_ops.killed)
 		oom_ops.killed(t, oom_ops.arg);
 	css_put(memcg);
@@ -151,14 +139,16 @@ static bool out_of_memory(struct mem_cgroup *domain, uint64_t round)
 		long points;
 		int adj;
 
-		if (READ_ONCE(t->exited) || t->oom_round == round)
+		if (READ_ONCE(t->exited) || t->oom_round == round || READ_ONCE(t->unkillable))
 			continue;
 		if (domain != root_memcg && !mem_cgroup_is_descendant(READ_ONCE(t->memcg), domain))
 			continue;
 		adj = task_adj(t);
 		if (adj <= OOM_SCORE_ADJ_MIN)
 			continue;
-		points = (long)READ_ONCE(t->owned_pages) + (long)adj * (long)(total / 1000);
+		/* oom_badness(): what killing it frees, emulated and real */
+		points = (long)READ_ONCE(t->owned_pages) + (long)READ_ONCE(t->real_rss) +
+			 (long)adj * (long)(total / 1000);
 		if (points < 1)
 			points = 1;
 		if (!victim || points > best ||
@@ -186,7 +176,8 @@ static bool out_of_memory(struct mem_cgroup *domain, uint64_t round)
 		size_t n = 0, cap = 0;
 
 		for (struct memcg_task *t = all_tasks; t; t = t->tnext) {
-			if (READ_ONCE(t->exited) || !mem_cgroup_is_descendant(READ_ONCE(t->memcg), group))
+			if (READ_ONCE(t->exited) || READ_ONCE(t->unkillable) ||
+			    !mem_cgroup_is_descendant(READ_ONCE(t->memcg), group))
 				continue;
 			if (t != victim && task_adj(t) <= OOM_SCORE_ADJ_MIN)
 				continue;

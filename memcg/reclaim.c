@@ -2,9 +2,9 @@
 /*
  * reclaim.c - memcg reclaim (mm/vmscan.c's shrink_node_memcgs for one
  * memcg subtree): file LRU pages from the inactive list's tail, the active
- * list aged into it while the target's inactive list is low, then
- * reclaimable slab through the shrinkers; anon is never reclaimed (no
- * swap).
+ * list aged into it while the target's inactive list is low, real page
+ * cache (real.c), then reclaimable slab through the shrinkers; anon is
+ * never reclaimed (no swap).
  *
  * Priorities from DEF_PRIORITY down to 0 scan lruvec_size >> priority per
  * memcg, less the share that its effective protection covers (the kernel's
@@ -336,6 +336,13 @@ static unsigned long shrink_memcgs(struct mem_cgroup *root, struct mem_cgroup **
 				else
 					sc->skipped_deactivate = true;
 			}
+		}
+		if (reclaimed < want) {
+			/* real page cache (real.c): files on their own LRU, scanned alike */
+			unsigned long scan = lru_scan(m, memcg_real_lru_pages(m), priority, sc);
+
+			if (scan)
+				reclaimed += shrink_real_files(m, scan, want - reclaimed, sc->proactive);
 		}
 		if (reclaimed < want)
 			reclaimed += shrink_slab(m, priority);

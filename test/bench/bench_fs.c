@@ -46,6 +46,13 @@
  *  5. bytes_per_cgroup: the pinned daemon's memory before and after those
  *     mkdirs (/proc/PID/smaps_rollup: Rss, Pss, and USS = Private_Clean +
  *     Private_Dirty), the difference over 10,000; gated on USS.
+ *  6. shell_read_x1024: "kmalloc 8 x1024" (a 17411-byte reply) on one
+ *     memcgfs.ctl fd, its reply read by a bash script's "read -r r <&3" and
+ *     by C (read(2) of 64 KiB until the newline): microseconds per reply,
+ *     timed around the read alone (bash: $EPOCHREALTIME), medians of R runs
+ *     of 24 requests each (the handles freed between requests, not timed).
+ *     bash runs under LC_ALL=C.UTF-8 (gated: a UTF-8 locale, as users
+ *     have; bash's read costs more per byte in one) and LC_ALL=C.
  *
  * Times are medians of R repetitions (--reps, 5) of D-second runs (--secs,
  * 0.25), the compared variants interleaved in a rotating order within each.
@@ -837,6 +844,197 @@ static void run_mkdirs(const struct daemon *d, struct mkdir_result *res)
 		die("rmdir %s: %s", parent, strerror(errno));
 }
 
+/* ---- 6. a shell's read of a long reply ---- */
+
+static int open_ctl(const char *mnt, const char *name);
+
+#define SHELL_REQS	24		/* x1024 requests per run */
+#define SHELL_REQ	"kmalloc 8 x1024\n"
+
+/*
+ * What a script does: the request, its reply read with bash's read, the
+ * handles freed 200 a request.  It prints the microseconds spent in the
+ * reads, and in the request plus the read, summed over N requests.
+ */
+static const char shell_script[] =
+	"exec 3<>\"$1\" || exit 1\n"
+	"read_us=0 cycle_us=0\n"
+	"for ((i = 0; i < $2; i++)); do\n"
+	"	t0=${EPOCHREALTIME/./}\n"
+	"	echo 'kmalloc 8 x1024' >&3 || exit 2\n"
+	"	t1=${EPOCHREALTIME/./}\n"
+	"	read -r r <&3\n"
+	"	t2=${EPOCHREALTIME/./}\n"
+	"	h=(${r#ok })\n"
+	"	[ ${#h[@]} = 1024 ] || exit 3\n"
+	"	((read_us += t2 - t1, cycle_us += t2 - t0))\n"
+	"	for ((j = 0; j < 1024; j += 200)); do\n"
+	"		echo \"kfree ${h[*]:j:200}\" >&3 && read -r a <&3 || exit 4\n"
+	"	done\n"
+	"done\n"
+	"echo \"$read_us $cycle_us\"\n";
+
+/*
+ * bash's own cost: the same reply's bytes read from a regular file (the
+ * page cache, no FUSE), reopened each time.
+ */
+static const char shell_floor_script[] =
+	"read_us=0\n"
+	"for ((i = 0; i < $2; i++)); do\n"
+	"	t1=${EPOCHREALTIME/./}\n"
+	"	read -r r <\"$1\"\n"
+	"	t2=${EPOCHREALTIME/./}\n"
+	"	[ ${#r} = 17410 ] || exit 3\n"
+	"	((read_us += t2 - t1))\n"
+	"done\n"
+	"echo \"$read_us $read_us\"\n";
+
+enum { SH_C, SH_BASH_C, SH_BASH_UTF8, SH_FLOOR, NR_SH };
+
+struct shell_run {
+	double read_us, cycle_us;	/* per request */
+};
+
+/* The handles of an "ok H H ..." reply, freed 200 a request. */
+static void free_reply(int fd, const char *reply)
+{
+	const char *p = reply + 2;
+	char req[4096], ack[64];
+
+	for (;;) {
+		size_t n = (size_t)snprintf(req, sizeof(req), "kfree");
+		int k = 0;
+
+		for (; k < 200; k++) {
+			size_t l;
+
+			p += strspn(p, " ");
+			l = strcspn(p, " \n");
+			if (!l)
+				break;
+			n += (size_t)snprintf(req + n, sizeof(req) - n, " %.*s", (int)l, p);
+			p += l;
+		}
+		if (!k)
+			return;
+		snprintf(req + n, sizeof(req) - n, "\n");
+		text_cmd(fd, req, ack, sizeof(ack));
+	}
+}
+
+/*
+ * The same requests from C: one write, reads of 64 KiB until the newline.
+ * The last reply is kept in 'keep' (the floor's file).
+ */
+static void shell_run_c(const char *ctl, struct shell_run *res, const char *keep)
+{
+	static char reply[1 << 16];
+	double read_s = 0, cycle_s = 0;
+	int fd = open_ctl(ctl, "memcgfs.ctl");
+
+	for (int i = 0; i < SHELL_REQS; i++) {
+		double t0 = now_s(), t1, t2;
+		size_t n = 0;
+
+		if (write(fd, SHELL_REQ, strlen(SHELL_REQ)) != (ssize_t)strlen(SHELL_REQ))
+			die("memcgfs.ctl write: %s", strerror(errno));
+		t1 = now_s();
+		do {
+			ssize_t r = read(fd, reply + n, sizeof(reply) - 1 - n);
+
+			if (r <= 0)
+				die("memcgfs.ctl read: %s", r ? strerror(errno) : "end of file");
+			n += (size_t)r;
+		} while (reply[n - 1] != '\n' && n + 1 < sizeof(reply));
+		t2 = now_s();
+		reply[n] = '\0';
+		if (strncmp(reply, "ok ", 3) || n != 3 + 1024 * 17)
+			die("memcgfs.ctl x1024: a reply of %zu bytes: %.40s", n, reply);
+		read_s += t2 - t1;
+		cycle_s += t2 - t0;
+		if (keep && i == SHELL_REQS - 1) {
+			int kfd = open(keep, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+			if (kfd < 0 || write(kfd, reply, n) != (ssize_t)n || close(kfd))
+				die("%s: %s", keep, strerror(errno));
+		}
+		free_reply(fd, reply);
+	}
+	close(fd);
+	res->read_us = read_s * 1e6 / SHELL_REQS;
+	res->cycle_us = cycle_s * 1e6 / SHELL_REQS;
+}
+
+/* A bash script run with $1 = file and $2 = SHELL_REQS, its figures. */
+static void shell_run_bash(const char *script, const char *file, const char *locale,
+			   struct shell_run *res)
+{
+	char nreq[16], out[128];
+	double read_us, cycle_us;
+	int pipefd[2], st;
+	ssize_t n = 0, r;
+	pid_t pid;
+
+	snprintf(nreq, sizeof(nreq), "%d", SHELL_REQS);
+	if (pipe2(pipefd, O_CLOEXEC))
+		die("pipe: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (pid == 0) {
+		dup2(pipefd[1], STDOUT_FILENO);
+		setenv("LC_ALL", locale, 1);
+		execlp("bash", "bash", "-c", script, "bash", file, nreq, (char *)NULL);
+		_exit(127);
+	}
+	close(pipefd[1]);
+	while (n < (ssize_t)sizeof(out) - 1 &&
+	       (r = read(pipefd[0], out + n, sizeof(out) - 1 - (size_t)n)) > 0)
+		n += r;
+	out[n] = '\0';
+	close(pipefd[0]);
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
+		die("bash's reads of %s failed (wait status 0x%x)", file, st);
+	if (sscanf(out, "%lf %lf", &read_us, &cycle_us) != 2)
+		die("bash's reads of %s: no figures in '%s'", file, out);
+	res->read_us = read_us / SHELL_REQS;
+	res->cycle_us = cycle_us / SHELL_REQS;
+}
+
+/* Medians of reps runs of each of NR_SH, interleaved. */
+static void shell_measure(const char *mnt, struct shell_run med[NR_SH])
+{
+	struct shell_run v[NR_SH][MAX_REPS], warm;
+	double a[MAX_REPS], b[MAX_REPS];
+	char ctl[PATH_MAX], file[PATH_MAX];
+
+	pathf(ctl, sizeof(ctl), "%s/memcgfs.ctl", mnt);
+	pathf(file, sizeof(file), "%s/reply", tmpdir);
+	shell_run_c(mnt, &warm, file);
+	shell_run_bash(shell_script, ctl, "C", &warm);
+	for (int r = 0; r < opt_reps; r++)
+		for (int j = 0; j < NR_SH; j++) {
+			int m = (j + r) % NR_SH;
+
+			if (m == SH_C)
+				shell_run_c(mnt, &v[m][r], NULL);
+			else if (m == SH_FLOOR)
+				shell_run_bash(shell_floor_script, file, "C.UTF-8", &v[m][r]);
+			else
+				shell_run_bash(shell_script, ctl, m == SH_BASH_C ? "C" : "C.UTF-8",
+					       &v[m][r]);
+		}
+	unlink(file);
+	for (int m = 0; m < NR_SH; m++) {
+		for (int r = 0; r < opt_reps; r++) {
+			a[r] = v[m][r].read_us;
+			b[r] = v[m][r].cycle_us;
+		}
+		med[m].read_us = median(a, opt_reps);
+		med[m].cycle_us = median(b, opt_reps);
+	}
+}
+
 /* ---- main ---- */
 
 static long parse_long(const char *s, const char *what)
@@ -859,6 +1057,7 @@ static void skip(const char *why)
 	target("cat_stat_vs_host", "none", "<=3.0", false);
 	target("mkdir_10k_s", "none", "<5", false);
 	target("bytes_per_cgroup", "none", "<=16384", false);
+	target("shell_read_x1024", "none", "<=5.0", false);
 	exit(77);
 }
 
@@ -1148,6 +1347,46 @@ int main(int argc, char **argv)
 		       opt_cgroups);
 	}
 
+	/* ---- 6 ---- */
+	struct shell_run sh[2][NR_SH];
+	{
+		static const char *const row[NR_SH] = {
+			"C: read(2) of 64 KiB until the newline",
+			"bash: read -r reply <&3 (LC_ALL=C)",
+			"bash: read -r reply <&3 (LC_ALL=C.UTF-8)",
+			"bash, the same bytes from a file in TMPDIR (C.UTF-8)",
+		};
+
+		for (int p = 0; p < 2; p++) {
+			set_affinity(0, p ? -1 : cpu);
+			shell_measure(daemons[D_MCG_PIN + p].mnt, sh[p]);
+		}
+		set_affinity(0, -1);
+		printf("6. shell_read_x1024: \"%.*s\" (a %d-byte reply), its reply read by "
+		       "bash's read -r and by C, us per reply\n", (int)strlen(SHELL_REQ) - 1,
+		       SHELL_REQ, 3 + 1024 * 17);
+		printf("  %-56s %14s %14s\n", "", "pinned", "unpinned");
+		for (int m = 0; m < NR_SH; m++)
+			printf("  %-56s %14.1f %14.1f\n", row[m], sh[0][m].read_us, sh[1][m].read_us);
+		printf("  %-56s %14.2f %14.2f\n", "bash (C.UTF-8) / C",
+		       sh[0][SH_BASH_UTF8].read_us / sh[0][SH_C].read_us,
+		       sh[1][SH_BASH_UTF8].read_us / sh[1][SH_C].read_us);
+		printf("  %-56s %14.2f %14.2f\n", "bash (C) / C",
+		       sh[0][SH_BASH_C].read_us / sh[0][SH_C].read_us,
+		       sh[1][SH_BASH_C].read_us / sh[1][SH_C].read_us);
+		printf("  %-56s %14.2f %14.2f\n", "bash from a file / C: bash's own floor",
+		       sh[0][SH_FLOOR].read_us / sh[0][SH_C].read_us,
+		       sh[1][SH_FLOOR].read_us / sh[1][SH_C].read_us);
+		printf("  the request and its reply (write + read), us:\n");
+		for (int m = 0; m < SH_FLOOR; m++)
+			printf("  %-56s %14.1f %14.1f\n", row[m], sh[0][m].cycle_us, sh[1][m].cycle_us);
+		printf("  %-56s %14.2f %14.2f\n", "bash (C.UTF-8) / C",
+		       sh[0][SH_BASH_UTF8].cycle_us / sh[0][SH_C].cycle_us,
+		       sh[1][SH_BASH_UTF8].cycle_us / sh[1][SH_C].cycle_us);
+		printf("  (%d requests a run, their handles freed 200 a request, not timed)\n\n",
+		       SHELL_REQS);
+	}
+
 	printf("run time %.1f s\n\n", now_s() - t_start);
 	cleanup();
 
@@ -1179,6 +1418,8 @@ int main(int argc, char **argv)
 				 (double)opt_cgroups);
 			target("bytes_per_cgroup", buf, "<=16384", strtod(buf, NULL) <= 16384);
 		}
+		snprintf(buf, sizeof(buf), "%.2f", sh[0][SH_BASH_UTF8].read_us / sh[0][SH_C].read_us);
+		target("shell_read_x1024", buf, "<=5.0", strtod(buf, NULL) <= 5.0);
 	}
 	return 0;
 }

@@ -54,6 +54,17 @@
  *                                      cache, pages or mark: mark_page_accessed),
  *                                      each result on a line; with
  *                                      $MCG_GO set, first waits until that file exists
+ *   mcgtool ctlseek FILE               memcgfs.ctl's file positions: a reply read
+ *                                      ahead and given back with lseek, pread, a
+ *                                      failed write, pwrite; one line per step
+ *   mcgtool xattr PATH OP ARGS...      one extended attribute call: "OK [RESULT]" or
+ *                                      the errno name
+ *       set NAME VALUE [create|replace]   (VALUE "-": empty; "@N": N bytes of 'x')
+ *       get NAME [SIZE]                the value (SIZE 0: its length; default 64 KiB)
+ *       list [SIZE]                    the names, comma-separated (SIZE 0: the length)
+ *       remove NAME
+ *       fill PREFIX N BYTES            set PREFIX0 ... with BYTES-byte values until N
+ *                                      are set or one fails: "set K [ERRNO]"
  */
 #include "memcgfs_ctl.h"
 
@@ -71,6 +82,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1074,6 +1086,131 @@ static int cmd_threads(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * Where a reply is: at the position the request's write left (unchanged
+ * when it failed), whole until the next request.
+ */
+static int cmd_ctlseek(int argc, char **argv)
+{
+	char whole[4096], part[4096], again[4096];
+	ssize_t n, k, m;
+	off_t at;
+	int fd = open(argv[0], O_RDWR);
+
+	(void)argc;
+	if (fd < 0) {
+		printf("open:%s\n", ename(errno));
+		return 0;
+	}
+	n = write(fd, "whoami\n", 7);
+	at = lseek(fd, 0, SEEK_CUR);
+	printf("write %zd at %lld\n", n, (long long)at);
+	/* read 10 bytes, give 6 back, read on: what a shell's read does */
+	k = read(fd, part, 10);
+	if (k == 10 && lseek(fd, -6, SEEK_CUR) == at + 4)
+		k = 4 + read(fd, part + 4, sizeof(part) - 5);
+	m = pread(fd, whole, sizeof(whole) - 1, at);
+	printf("given back and read again: %s\n",
+	       k > 10 && k == m && !memcmp(part, whole, (size_t)m) ? "same" : "differ");
+	printf("ends in a newline: %s\n", m > 0 && whole[m - 1] == '\n' ? "yes" : "no");
+	printf("pread before it: %zd, after it: %zd, read on: %zd\n", pread(fd, again, 16, 0),
+	       pread(fd, again, 16, at + m), read(fd, again, sizeof(again)));
+	/* a failed request leaves the position: its reply is right there */
+	at = lseek(fd, 0, SEEK_CUR);
+	n = write(fd, "bogus\n", 6);
+	printf("failed write: %s, position %s\n", n < 0 ? ename(errno) : "OK",
+	       lseek(fd, 0, SEEK_CUR) == at ? "unchanged" : "moved");
+	m = read(fd, again, sizeof(again) - 1);
+	again[m > 0 ? m : 0] = '\0';
+	printf("its reply: %.12s\n", again);
+	/* pwrite at 0: the reply is after it, the file position untouched */
+	n = pwrite(fd, "whoami\n", 7, 0);
+	m = pread(fd, again, sizeof(again) - 1, 7);
+	printf("pwrite %zd, reply at 7: %.7s, same as before: %s\n", n, m > 0 ? again : "",
+	       m > 0 && !memcmp(again, whole, 7) ? "yes" : "no");
+	close(fd);
+	return 0;
+}
+
+/* A value from the command line: "-" is empty, "@N" N bytes of 'x'. */
+static char *xattr_value(const char *arg, size_t *len)
+{
+	char *v;
+
+	if (arg[0] == '@') {
+		*len = (size_t)strtoul(arg + 1, NULL, 10);
+		v = malloc(*len + 1);
+		if (v)
+			memset(v, 'x', *len);
+		return v;
+	}
+	*len = strcmp(arg, "-") ? strlen(arg) : 0;
+	return strdup(arg);
+}
+
+static int cmd_xattr(int argc, char **argv)
+{
+	static char buf[1 << 17];
+	const char *path = argv[0], *op = argv[1];
+	ssize_t n = -1;
+
+	if (!strcmp(op, "set") && argc >= 4) {
+		int flags = argc > 4 ? (!strcmp(argv[4], "create") ? XATTR_CREATE : XATTR_REPLACE) : 0;
+		size_t len;
+		char *v = xattr_value(argv[3], &len);
+
+		n = v ? setxattr(path, argv[2], v, len, flags) : -1;
+		free(v);
+		if (!n)
+			printf("OK\n");
+	} else if (!strcmp(op, "get") && argc >= 3) {
+		size_t size = argc > 3 ? (size_t)strtoul(argv[3], NULL, 10) : sizeof(buf) - 1;
+
+		n = getxattr(path, argv[2], size ? buf : NULL, size);
+		if (n >= 0 && size)
+			printf("OK %.*s\n", (int)n, buf);
+		else if (n >= 0)
+			printf("OK %zd\n", n);
+	} else if (!strcmp(op, "list")) {
+		size_t size = argc > 2 ? (size_t)strtoul(argv[2], NULL, 10) : sizeof(buf) - 1;
+
+		n = listxattr(path, size ? buf : NULL, size);
+		if (n >= 0 && size) {
+			printf("OK ");
+			for (ssize_t i = 0; i < n; i += (ssize_t)strlen(buf + i) + 1)
+				printf("%s%s", i ? "," : "", buf + i);
+			printf("\n");
+		} else if (n >= 0) {
+			printf("OK %zd\n", n);
+		}
+	} else if (!strcmp(op, "remove") && argc >= 3) {
+		n = removexattr(path, argv[2]);
+		if (!n)
+			printf("OK\n");
+	} else if (!strcmp(op, "fill") && argc >= 5) {
+		long want = atol(argv[3]), k;
+		size_t len = (size_t)strtoul(argv[4], NULL, 10);
+		char *v = calloc(1, len + 1), name[512];
+		int err = 0;
+
+		for (k = 0; v && k < want; k++) {
+			snprintf(name, sizeof(name), "%s%ld", argv[2], k);
+			if (setxattr(path, name, v, len, 0)) {
+				err = errno;
+				break;
+			}
+		}
+		free(v);
+		printf("set %ld%s%s\n", k, err ? " " : "", err ? ename(err) : "");
+		return 0;
+	} else {
+		return usage();
+	}
+	if (n < 0)
+		printf("%s\n", ename(errno));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -1089,7 +1226,8 @@ int main(int argc, char **argv)
 		{ "readnb", cmd_readnb, 1 }, { "pollin", cmd_pollin, 1 },
 		{ "threads", cmd_threads, 1 },
 		{ "ctlx", cmd_ctlx, 1 }, { "cats", cmd_cats, 1 }, { "ioctlcase", cmd_ioctlcase, 2 },
-		{ "ioctlfree", cmd_ioctlfree, 3 }, { "lat", cmd_lat, 3 },
+		{ "ioctlfree", cmd_ioctlfree, 3 }, { "ctlseek", cmd_ctlseek, 1 },
+		{ "xattr", cmd_xattr, 2 }, { "lat", cmd_lat, 3 },
 		{ "writewait", cmd_writewait, 3 },
 	};
 

@@ -106,6 +106,33 @@ match "the reply names the error" "^EINVAL error EINVAL " "$(echo "$OUT" | head 
 eq "nothing changed" "$CUR" "$(cat "$MNT/a/b/memory.current")"
 eq "a read with no reply pending: 0 bytes" "0" "$(bash -c 'exec 3<>"$1"; cat <&3 | wc -c' _ "$CTL")"
 
+# a shell's read: memcgfs.ctl is seekable, so bash reads a buffer at a time
+# (and gives back what it did not use) instead of one byte per read(2);
+# its read(2) calls counted in /proc/PID/io (before the fix: 17411)
+OUT=$(bash -c 'exec 3<>"$1"
+	syscr() { local k v; while read -r k v; do [ "$k" = syscr: ] && echo "$v"; done </proc/$$/io; }
+	echo "kmalloc 16 x1024" >&3
+	a=$(syscr); read -r r <&3; b=$(syscr); c=$(syscr)
+	h=(${r#ok })
+	echo "${#h[@]} handles, ${#r} bytes, $(( (b - a) - (c - b) )) reads"
+	for ((j = 0; j < 1024; j += 200)); do
+		echo "kfree ${h[*]:j:200}" >&3 && read -r x <&3 && echo "$x"
+	done
+	echo whoami >&3; read -r x <&3; echo "$x"' _ "$CTL")
+match "bash's read of an x1024 reply: 1024 handles" "^1024 handles, 17410 bytes, " "$(echo "$OUT" | head -n1)"
+R=$(echo "$OUT" | head -n1 | sed 's/.* \([0-9-]*\) reads$/\1/')
+ok "... in a few read(2) calls, not one per byte ($R)" test "$R" -ge 1 -a "$R" -le 16
+eq "... then each request on the same fd its own reply" "ok ok ok ok ok ok" "$(echo "$OUT" | sed -n 2,7p | tr '\n' ' ' | sed 's/ $//')"
+match "... whoami after them" "^ok pid=[0-9]+ cgroup=/ cpu=[0-9]+$" "$(echo "$OUT" | sed -n 8p)"
+OUT=$(mcg ctlseek "$CTL")
+eq "file positions: the reply after the request" "write 7 at 7" "$(echo "$OUT" | sed -n 1p)"
+eq "... read ahead, given back with lseek, read again" "given back and read again: same" "$(echo "$OUT" | sed -n 2p)"
+eq "... one line" "ends in a newline: yes" "$(echo "$OUT" | sed -n 3p)"
+eq "... nothing before or after it" "pread before it: 0, after it: 0, read on: 0" "$(echo "$OUT" | sed -n 4p)"
+eq "... a failed request leaves the position" "failed write: EINVAL, position unchanged" "$(echo "$OUT" | sed -n 5p)"
+eq "... its reply right there" "its reply: error EINVAL" "$(echo "$OUT" | sed -n 6p)"
+eq "... pwrite: the reply after its bytes" "pwrite 7, reply at 7: ok pid=, same as before: yes" "$(echo "$OUT" | sed -n 7p)"
+
 # kmem caches
 OUT=$(ctl_in a/b "kmem_cache_create seed2312 2312 SLAB_HWCACHE_ALIGN|SLAB_ACCOUNT" "kmem_cache_alloc seed2312" "kmem_cache_create seed2312 2312")
 match "kmem_cache_create: the geometry" "^OK ok seed2312 objsize=2312 size=2368 " "$(echo "$OUT" | head -n1)"

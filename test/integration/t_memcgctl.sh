@@ -387,6 +387,7 @@ if [ -f "$COMPLETION" ]; then
 	}
 	eq "completion: subcommands" "kfree kmalloc kmem-cache " "$(complete_words memcgctl k)"
 	eq "completion: check" "check " "$(complete_words memcgctl ch)"
+	eq "completion: sandbox" "sandbox stat " "$(complete_words memcgctl s)"
 	eq "completion: kmem-cache actions" "create " "$(complete_words memcgctl kmem-cache cr)"
 	eq "completion: gfp flags" "GFP_KERNEL GFP_KERNEL_ACCOUNT " "$(complete_words memcgctl kmalloc 64 GFP_KER)"
 	eq "completion: page types" "kernel_stack " "$(complete_words memcgctl alloc-pages ker)"

@@ -117,6 +117,7 @@ static const struct key keys[] = {
 	{ KEY(slab, max_order), 3, "5", 5, "0", "10", NULL, "11" },
 	{ KEY(slab, min_objects), 0, "30", 30, "0", "32767", NULL, "32768" },
 	{ KEY(memcg, charge_batch), 64, "16", 16, "1", "127", "0", "128" },
+	{ KEY(memcg, real_interval), 200, "1000", 1000, "10", "60000", "9", "60001" },
 	{ KEY(fs, threads), 10, "4", 4, "1", "1024", "0", "1025" },
 	{ KEY(trace, buffer_events), 65536, "1024", 1024,
 	  "16", "16777216", "15", "16777217" },
@@ -153,6 +154,8 @@ static void other_config(struct memcgfs_config *c)
 	c->slab.min_objects = 100;
 	c->memcg.charge_batch = 32;
 	c->memcg.high_throttle = false;
+	c->memcg.real_memory = true;
+	c->memcg.real_interval = 50;
 	assert_int_equal(conf_set(c, "oom_kill_signal", "SIGKILL", NULL, 0), 0);
 	c->fs.threads = 3;
 	/* strings through conf_set(): the whole field, as a load leaves it */
@@ -865,6 +868,8 @@ static void test_format(void **state)
 		"charge_batch = 64\n"
 		"high_throttle = true\n"
 		"oom_kill_signal = none\n"
+		"real_memory = false\n"
+		"real_interval = 200\n"
 		"\n"
 		"[fs]\n"
 		"threads = 10\n"

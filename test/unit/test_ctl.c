@@ -943,6 +943,27 @@ static void test_reply_reads(void **state)
 	assert_int_equal(ctl_request(S, &alice, "drain", 5), 0);
 	assert_int_equal(ctl_read(S, buf, sizeof(buf)), 3);
 	assert_memory_equal(buf, "ok\n", 3);
+	/*
+	 * by position: read again what was read (a shell's read-ahead given
+	 * back), nothing at or past the end, the cursor after the last read
+	 */
+	{
+		char a[40], b[40];
+
+		assert_int_equal(ctl_request(S, &alice, "whoami", 6), 0);
+		n = read_all(S, buf, sizeof(buf));
+		assert_true(n > 20);
+		assert_int_equal(ctl_read_at(S, 0, a, 10), 10);
+		assert_memory_equal(a, buf, 10);
+		assert_int_equal(ctl_read_at(S, 5, b, sizeof(b)), n - 5);
+		assert_memory_equal(b, buf + 5, n - 5);
+		assert_int_equal(ctl_read_at(S, n, a, sizeof(a)), 0);
+		assert_int_equal(ctl_read_at(S, n + 100, a, sizeof(a)), 0);
+		assert_int_equal(ctl_read_at(S, UINT64_MAX, a, sizeof(a)), 0);
+		assert_int_equal(ctl_read_at(S, 3, a, 4), 4);
+		assert_int_equal(ctl_read(S, b, 3), 3);
+		assert_memory_equal(b, buf + 7, 3);
+	}
 	/* half read, then a new request: only the new reply */
 	assert_int_equal(ctl_request(S, &alice, "whoami\n", 7), 0);
 	assert_int_equal(ctl_read(S, small, 4), 4);

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * harness.h - what the mounting benchmarks share: a temporary directory,
+ * daemons started in the foreground as children (pinned or free), their
+ * mounts waited for and always taken down (also when the benchmark is
+ * interrupted), medians, and the "target NAME measured=V goal=OPV ok|MISS"
+ * line.
+ */
+#ifndef MEMCGFS_BENCH_HARNESS_H
+#define MEMCGFS_BENCH_HARNESS_H
+
+#include <stdbool.h>
+#include <limits.h>
+#include <sys/types.h>
+
+#define BENCH_MAX_DAEMONS	16
+
+struct bench_daemon {
+	const char *name;
+	char mnt[PATH_MAX];
+	char log[PATH_MAX];
+	pid_t pid;
+	bool mounted;
+};
+
+/* Print, clean up and exit 2 (an internal error, not a MISS). */
+void bench_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* Without root, /dev/fuse or fusermount3: say why, exit 77 (skip). */
+void bench_require_fuse(const char *prog);
+/*
+ * bench_setup - a temporary directory for prog's mounts; cleanup at exit
+ * and on SIGINT/SIGTERM/SIGHUP.
+ */
+void bench_setup(const char *prog);
+/* A daemon slot: its mount point and log in the temporary directory. */
+struct bench_daemon *bench_daemon_new(const char *name);
+/*
+ * Start argv (its last argument d->mnt) in the foreground, pinned to cpu
+ * (-1: every CPU), and wait for its mount (15 s).
+ */
+void bench_daemon_start(struct bench_daemon *d, int cpu, const char *const *argv);
+/* fusermount3 -u, wait for the daemon, then stronger means. */
+void bench_daemon_stop(struct bench_daemon *d);
+
+double bench_now(void);
+double bench_median(double *v, int n);
+void bench_pin_self(int cpu);
+void bench_write_file(const char *path, const char *text);
+/* open + read to EOF + close (what cat does): bytes, or -1. */
+long bench_cat(const char *path);
+void bench_target(const char *name, const char *measured, const char *goal, bool ok);
+
+#endif

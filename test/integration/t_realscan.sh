@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Real memory without fanotify (MEMCGFS_FANOTIFY=0, as a daemon that may
+# not use it): the files members have open or mapped are found by looking
+# at their descriptors and mappings in /proc, every few samples.
+. "$(dirname "$0")/lib.sh"
+
+: "${REALPROG:?REALPROG must name the realprog binary}"
+
+INTERVAL_MS=100
+MEMCGFS_FANOTIFY=0 mount_fs -o real_memory=true -o real_interval=$INTERVAL_MS
+match "the daemon says how it finds files" "fanotify off" "$(cat "$LOG")"
+
+DATA=
+for d in /var/tmp "$PWD"; do
+	t=$(stat -f -c %T "$d" 2>/dev/null)
+	if [ -n "$t" ] && [ "$t" != tmpfs ] && [ "$t" != ramfs ] && [ -w "$d" ]; then
+		DATA=$(mktemp -d "$d/memcgfs-realscan.XXXXXX") && break
+	fi
+done
+[ -n "$DATA" ] || skip "no disk-backed directory for the page-cache test"
+MIB=1048576
+
+mkdir "$MNT/job"
+bash -c 'echo $$ > "$1/cgroup.procs" || exit 99; exec "$2" keep "$3" 20' _ "$MNT/job" \
+	"$REALPROG" "$DATA/f20" > "$TMP/keep.out" 2>&1 &
+P=$!
+for i in $(seq 1 200); do grep -qx ready "$TMP/keep.out" && break; sleep 0.05; done
+ok "a program keeps a 20 MiB file it wrote open" grep -qx ready "$TMP/keep.out"
+# the scan runs every 8 samples: within 8 intervals and a bit
+for i in $(seq 1 40); do
+	F=$(sed -n 's/^file //p' "$MNT/job/memory.stat")
+	[ "$F" -ge $((19 * MIB)) ] && break
+	sleep 0.1
+done
+ok "its page cache is found in /proc and charged ($F)" test "$F" -ge $((19 * MIB))
+ok "its anon is charged too" test "$(sed -n 's/^anon //p' "$MNT/job/memory.stat")" -gt 0
+kill "$P"
+wait "$P" 2>/dev/null
+rm -rf "$DATA"
+umount_fs
+finish
