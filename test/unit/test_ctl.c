@@ -745,6 +745,7 @@ static void test_bad_handles(void **state)
 	/* stale, double (one request or two), forged */
 	ERR(&alice, EINVAL, "kfree %016llx", H(stale));
 	ERR(&alice, EINVAL, "kfree %016llx %016llx", H(a[0]), H(a[0]));
+	assert_non_null(strstr(reply, "named twice (handle 2 of 2)"));
 	ERR(&alice, EINVAL, "kfree %016llx %016llx %016llx", H(a[0]), H(a[1]), H(a[0]));
 	ERR(&alice, EINVAL, "kfree %016llx", H(forged));
 	ERR(&alice, EINVAL, "kfree %016llx", H(a[0] + (1ull << 32)));
