@@ -47,7 +47,7 @@ MUTANTS = [
     ("memcg/memcontrol.c", "limits", "\t\t__lru_add(&memcg->lru[nid], page, lru + 1);", "\t\t__lru_add(&memcg->lru[nid], page, lru);"),
     ("memcg/memcontrol.c", "memcg", "\tif (atomic_fetch_sub_explicit(&memcg->refcnt, 1, memory_order_acq_rel) != 1)", "\tif (atomic_fetch_sub_explicit(&memcg->refcnt, 1, memory_order_acq_rel) != 0)"),
     ("memcg/memcontrol.c", "memcg", "\told->nr_tasks--;", "\t;"),
-    ("memcg/oom.c", "limits", "\t\tif (READ_ONCE(t->exited) || t->oom_round == round)", "\t\tif (READ_ONCE(t->exited))"),
+    ("memcg/oom.c", "limits", "\t\tif (READ_ONCE(t->exited) || t->oom_round == round || READ_ONCE(t->unkillable))", "\t\tif (READ_ONCE(t->exited) || READ_ONCE(t->unkillable))"),
     ("memcg/oom.c", "limits", "\t\tif (adj <= OOM_SCORE_ADJ_MIN)", "\t\tif (adj < OOM_SCORE_ADJ_MIN)"),
     ("memcg/files.c", "limits", "\t\tif (signal_pending())\n", "\t\tif (0)\n"),
     ("memcg/files.c", "limits", "\t\t\tif (kstrtoint0(tok + 11, &v) || v < 0 || v > 200)", "\t\t\tif (kstrtoint0(tok + 11, &v) || v < 0 || v > 201)"),
