@@ -706,6 +706,10 @@ static void test_bad_bytes(void **state)
 	ERR_RAW(&alice, EINVAL, big, 4097);		/* 4097 bytes: the newline is the last */
 	big[4096] = '\n';
 	ERR_RAW(&alice, EINVAL, big, 4097);
+	big[4095] = ' ';			/* one line of 4097 bytes: the length alone */
+	ERR_RAW(&alice, EINVAL, big, 4097);
+	assert_non_null(strstr(reply, "longer than 4096"));
+	big[4095] = '\n';
 	assert_int_equal(req_raw(&alice, big, 4096), 0);	/* 4096 without a newline */
 	ERR_RAW(&alice, EINVAL, big, sizeof(big));
 	memset(big, 'k', sizeof(big));
