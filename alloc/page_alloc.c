@@ -436,7 +436,14 @@ int alloc_init(const struct alloc_config *cfg)
 		alloc_config_defaults(&def);
 		cfg = &def;
 	}
-	cpus = cfg->cpus ? cfg->cpus : (unsigned int)get_nprocs();
+	/*
+	 * The default is every CPU id the kernel may hand out (nr_cpu_ids),
+	 * not the online ones: with one slot per id the fast paths can be
+	 * restartable sequences (rseq_usable()).
+	 */
+	cpus = cfg->cpus ? cfg->cpus : possible_cpus();
+	if (!cpus)
+		cpus = (unsigned int)get_nprocs_conf();
 	ret = check_config(cfg, cpus);
 	if (ret)
 		return ret;

@@ -11,9 +11,11 @@
 #include "internal.h"
 
 #include <dlfcn.h>
+#include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -233,7 +235,48 @@ void trace_cursor_init(struct trace_cursor *cur, bool from_now)
 		cur->seq = head > ring_mask + 1 ? head - (ring_mask + 1) : 0;
 }
 
-/* %pS: symbol+0xoff/0xsize when the dynamic symbol table knows it. */
+/*
+ * The process's own symbol tables (libdw): the full .symtab, so that the
+ * daemon's static functions resolve too, where dladdr() knows only the
+ * dynamic symbols.  Reported once, on first use; Dwfl is not thread-safe.
+ */
+static pthread_mutex_t dwfl_lock = PTHREAD_MUTEX_INITIALIZER;
+static Dwfl *self_dwfl;
+static bool self_dwfl_tried;
+
+static const Dwfl_Callbacks self_callbacks = {
+	.find_elf = dwfl_linux_proc_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+};
+
+static bool symbolize(uintptr_t addr, char *buf, size_t len)
+{
+	Dwfl_Module *mod;
+	const char *name = NULL;
+	GElf_Off off = 0;
+	GElf_Sym sym;
+
+	pthread_mutex_lock(&dwfl_lock);
+	if (!self_dwfl_tried) {
+		self_dwfl_tried = true;
+		self_dwfl = dwfl_begin(&self_callbacks);
+		if (self_dwfl && (dwfl_linux_proc_report(self_dwfl, getpid()) ||
+				  dwfl_report_end(self_dwfl, NULL, NULL))) {
+			dwfl_end(self_dwfl);
+			self_dwfl = NULL;
+		}
+	}
+	mod = self_dwfl ? dwfl_addrmodule(self_dwfl, (Dwarf_Addr)addr) : NULL;
+	if (mod)
+		name = dwfl_module_addrinfo(mod, (GElf_Addr)addr, &off, &sym, NULL, NULL, NULL);
+	if (name)
+		snprintf(buf, len, "%s+0x%lx/0x%lx", name, (unsigned long)off,
+			 (unsigned long)sym.st_size);
+	pthread_mutex_unlock(&dwfl_lock);
+	return name != NULL;
+}
+
+/* %pS: symbol+0xoff/0xsize (the dynamic symbols, else the full table). */
 static void format_call_site(char *buf, size_t len, const struct trace_rec *r)
 {
 	Dl_info info;
@@ -251,6 +294,8 @@ static void format_call_site(char *buf, size_t len, const struct trace_rec *r)
 			 (unsigned long)sym->st_size);
 		return;
 	}
+	if (r->call_site && symbolize(r->call_site, buf, len))
+		return;
 	snprintf(buf, len, "0x%lx", (unsigned long)r->call_site);
 }
 

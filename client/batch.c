@@ -31,8 +31,9 @@ static bool op_allocates(unsigned int op)
 
 static bool op_frees(unsigned int op)
 {
+	/* (mark_page_accessed reads its handles the same way) */
 	return op == MEMCGFS_OP_KFREE || op == MEMCGFS_OP_KMEM_CACHE_FREE ||
-	       op == MEMCGFS_OP_FREE_PAGES;
+	       op == MEMCGFS_OP_FREE_PAGES || op == MEMCGFS_OP_MARK_PAGE_ACCESSED;
 }
 
 static bool op_named(unsigned int op)
@@ -42,7 +43,7 @@ static bool op_named(unsigned int op)
 
 int libmemcgfs_batch_check(const struct memcgfs_op *op)
 {
-	if (!op->op || op->op > MEMCGFS_OP_WHOAMI)
+	if (!op->op || op->op > MEMCGFS_OP_MARK_PAGE_ACCESSED)
 		return -EINVAL;
 	if (op->site && !libmemcgfs_word_ok(op->site, MEMCGFS_CTL_SITE_MAX))
 		return -EINVAL;
@@ -155,6 +156,7 @@ size_t libmemcgfs_batch_pack(struct memcgfs_op *ops, size_t n, uint64_t *buf, si
 		case MEMCGFS_OP_KFREE:
 		case MEMCGFS_OP_KMEM_CACHE_FREE:
 		case MEMCGFS_OP_FREE_PAGES:
+		case MEMCGFS_OP_MARK_PAGE_ACCESSED:
 			c.count = (uint16_t)o->count;
 			memcpy(&area[next], o->handles, (size_t)o->count * 8);
 			next += o->count;

@@ -340,6 +340,7 @@ static ssize_t build_request(struct memcgfs *m, const struct memcgfs_op *op)
 		[MEMCGFS_OP_FREE_PAGES] = "free_pages",
 		[MEMCGFS_OP_DRAIN] = "drain",
 		[MEMCGFS_OP_WHOAMI] = "whoami",
+		[MEMCGFS_OP_MARK_PAGE_ACCESSED] = "mark_page_accessed",
 	};
 	char flags[512];
 	size_t pos = 0;
@@ -380,6 +381,7 @@ static ssize_t build_request(struct memcgfs *m, const struct memcgfs_op *op)
 		/* fall through */
 	case MEMCGFS_OP_KFREE:
 	case MEMCGFS_OP_FREE_PAGES:
+	case MEMCGFS_OP_MARK_PAGE_ACCESSED:
 		for (unsigned int i = 0; fits && i < op->count; i++)
 			fits = req_add(m, &pos, " %" PRIx64, op->handles[i]);
 		break;
@@ -536,6 +538,15 @@ MEMCGFS_API int memcgfs_free_pages(struct memcgfs *m, const uint64_t *handles,
 				   unsigned int count)
 {
 	struct memcgfs_op op = { .op = MEMCGFS_OP_FREE_PAGES, .count = count,
+				 .handles = (uint64_t *)handles };
+
+	return memcgfs_exec(m, &op, NULL, 0);
+}
+
+MEMCGFS_API int memcgfs_mark_page_accessed(struct memcgfs *m, const uint64_t *handles,
+					   unsigned int count)
+{
+	struct memcgfs_op op = { .op = MEMCGFS_OP_MARK_PAGE_ACCESSED, .count = count,
 				 .handles = (uint64_t *)handles };
 
 	return memcgfs_exec(m, &op, NULL, 0);

@@ -90,6 +90,7 @@ struct memcgfs_whoami {
  *  MEMCGFS_OP_KMEM_CACHE_DESTROY	name
  *  MEMCGFS_OP_ALLOC_PAGES	type (MEMCGFS_PAGE_*), order, count, handles (out)
  *  MEMCGFS_OP_FREE_PAGES	count, handles (in)
+ *  MEMCGFS_OP_MARK_PAGE_ACCESSED	count, handles (in)
  *  MEMCGFS_OP_DRAIN		nothing
  *  MEMCGFS_OP_WHOAMI		whoami (out)
  *
@@ -217,6 +218,14 @@ int memcgfs_alloc_pages(struct memcgfs *m, unsigned int type, unsigned int order
 
 /** memcgfs_free_pages - free @count page handles.  Errors as memcgfs_kfree(). */
 int memcgfs_free_pages(struct memcgfs *m, const uint64_t *handles, unsigned int count);
+
+/**
+ * memcgfs_mark_page_accessed - reference @count pages again (the kernel's
+ * folio_mark_accessed): the second reference moves an inactive file or
+ * anon page to its active list.  Errors as memcgfs_free_pages(); nothing
+ * is done unless every handle is valid.
+ */
+int memcgfs_mark_page_accessed(struct memcgfs *m, const uint64_t *handles, unsigned int count);
 
 /**
  * memcgfs_drain - drain every per-CPU stock, so that memory.current and

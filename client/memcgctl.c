@@ -69,6 +69,8 @@ static const struct help {
 	  "pages belong to the allocating process and are freed when it exits: --hold keeps\n"
 	  "memcgctl alive (until SIGINT/SIGTERM) after printing the handles.\n" },
 	{ "free-pages", "Usage: memcgctl free-pages HANDLE... | -  [--batch]\nFree page handles.\n" },
+	{ "mark-page-accessed", "Usage: memcgctl mark-page-accessed HANDLE... | -  [--batch]\n"
+	  "Reference pages again: the second reference activates an LRU page.\n" },
 	{ "drain",
 	  "Usage: memcgctl drain\n"
 	  "Drain every per-CPU stock: memory.current and memory.stat become exact.\n" },
@@ -133,6 +135,7 @@ static void usage(FILE *f)
 	      "  kmem-cache create|alloc|free|destroy a dedicated cache\n"
 	      "  alloc-pages TYPE [--order O] [-n N]  pages of a type\n"
 	      "  free-pages HANDLE...\n"
+	      "  mark-page-accessed HANDLE...         reference pages again (activation)\n"
 	      "  drain                                exact numbers: drain per-CPU stocks\n"
 	      "  whoami                               pid, cgroup and CPU as memcgfs sees them\n"
 	      "  check                                run the invariant checks (root only)\n"
@@ -244,6 +247,7 @@ static const char *strip_op(const char *detail)
 {
 	static const char *const ops[] = {
 		"kmalloc: ", "kmem_cache_alloc: ", "alloc_pages: ", "kfree: ", "free_pages: ",
+		"mark_page_accessed: ",
 		"kmem_cache_free: ", "kmem_cache_create: ", "kmem_cache_destroy: ",
 	};
 
@@ -681,6 +685,12 @@ static int cmd_free_pages(struct mctl *c, int argc, char **argv)
 	return free_cmd(c, "free-pages", "free-pages", MEMCGFS_OP_FREE_PAGES, argc, argv, false);
 }
 
+static int cmd_mark_page_accessed(struct mctl *c, int argc, char **argv)
+{
+	return free_cmd(c, "mark-page-accessed", "mark-page-accessed",
+			MEMCGFS_OP_MARK_PAGE_ACCESSED, argc, argv, false);
+}
+
 /* simple one-operation commands: drain, whoami, kmem-cache create/destroy */
 static int one_op(struct mctl *c, const char *cmd, const char *cgroup, struct memcgfs_op *op)
 {
@@ -957,6 +967,7 @@ static const struct command {
 	{ "kmem-cache", cmd_kmem_cache },
 	{ "alloc-pages", cmd_alloc_pages },
 	{ "free-pages", cmd_free_pages },
+	{ "mark-page-accessed", cmd_mark_page_accessed },
 	{ "drain", cmd_drain },
 	{ "whoami", cmd_whoami },
 	{ "check", cmd_check },

@@ -133,7 +133,7 @@ static const struct conf_desc conf_table[] = {
 		 "PAGE_SIZE in bytes"),
 	CONF_ROW(CONF_MACHINE_CPUS, machine, cpus, CONF_UINT, 0,
 		 0, 256, 0,
-		 "CPU slots for per-CPU data; 0 = the host's online CPUs"),
+		 "CPU slots for per-CPU data; 0 = the host's possible CPUs"),
 	CONF_ROW(CONF_MACHINE_NODES, machine, nodes, CONF_UINT, 0,
 		 1, 64, 1,
 		 "NUMA nodes"),

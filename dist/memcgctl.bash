@@ -46,7 +46,7 @@ _memcgctl()
 		cword=$COMP_CWORD
 	fi
 
-	local cmds="kmalloc kfree kmem-cache alloc-pages free-pages drain whoami check run sandbox tree stat top trace"
+	local cmds="kmalloc kfree kmem-cache alloc-pages free-pages mark-page-accessed drain whoami check run sandbox tree stat top trace"
 	local gfp="GFP_KERNEL GFP_KERNEL_ACCOUNT GFP_NOWAIT GFP_ATOMIC GFP_NOFS GFP_NOIO GFP_USER
 		__GFP_ACCOUNT __GFP_ZERO __GFP_RECLAIMABLE __GFP_NOFAIL __GFP_NORETRY __GFP_NOWARN none"
 	local slab="SLAB_HWCACHE_ALIGN SLAB_ACCOUNT SLAB_RECLAIM_ACCOUNT SLAB_PANIC SLAB_NO_MERGE"
@@ -103,7 +103,7 @@ _memcgctl()
 	local opts=$common
 	case $cmd in
 	kmalloc) opts+=" -n --count --site -g --cgroup --batch --hold" ;;
-	kfree | free-pages) opts+=" --batch" ;;
+	kfree | free-pages | mark-page-accessed) opts+=" --batch" ;;
 	alloc-pages) opts+=" --order -n --count -g --cgroup --batch --hold" ;;
 	whoami) opts+=" -g --cgroup" ;;
 	run | sandbox) opts+=" -g --cgroup" ;;

@@ -107,7 +107,8 @@ struct ctl_exec {
 	const char *name;
 	const char *site;
 	const uint64_t *in;		/* frees: handles */
-	unsigned int nin;
+	unsigned int nin;		/* those before 'malformed' */
+	const char *malformed;		/* text: the first handle that is not one */
 	uint64_t *out;			/* allocations: count handles */
 	struct kmem_cache_info info;	/* kmem_cache_create */
 	char detail[200];
@@ -149,9 +150,10 @@ static const char *op_name(int op)
 		[MEMCGFS_OP_FREE_PAGES] = "free_pages",
 		[MEMCGFS_OP_DRAIN] = "drain",
 		[MEMCGFS_OP_WHOAMI] = "whoami",
+		[MEMCGFS_OP_MARK_PAGE_ACCESSED] = "mark_page_accessed",
 	};
 
-	return op > 0 && op <= MEMCGFS_OP_WHOAMI ? names[op] : "?";
+	return op > 0 && op <= MEMCGFS_OP_MARK_PAGE_ACCESSED ? names[op] : "?";
 }
 
 static int __attribute__((format(printf, 3, 4)))
@@ -307,12 +309,58 @@ static int exec_alloc(const struct ctl_caller *who, struct ctl_exec *x)
 	return err;
 }
 
+/*
+ * A request's handles whole, in request order (a malformed one in its
+ * turn): claimed into tls_claims (take), or only looked up.  The number of
+ * claims, or -errno with x->detail naming the first bad handle.
+ */
+static int check_handles(const struct ctl_caller *who, struct ctl_exec *x, unsigned int kinds,
+			 const struct kmem_cache *s, bool allow_null, bool take)
+{
+	unsigned int bad = 0, total = x->nin + (x->malformed ? 1 : 0);
+	const char *undone = take ? "nothing freed" : "nothing done";
+	char why[128];
+	int n;
+
+	if (x->malformed) {
+		/* the handles before it may hold the first error */
+		n = ctl_handles_check(x->in, x->nin, kinds, s, allow_null, who->uid, tls_claims,
+				      &bad, why, sizeof(why));
+		if (n >= 0) {
+			n = -EINVAL;
+			bad = x->nin;
+			snprintf(why, sizeof(why), "malformed handle '%.48s'", x->malformed);
+		}
+	} else {
+		n = (take ? ctl_handles_claim : ctl_handles_check)(x->in, x->nin, kinds, s,
+								    allow_null, who->uid,
+								    tls_claims, &bad, why,
+								    sizeof(why));
+	}
+	if (n < 0 && total > 1)
+		return fail(x, n, "%s (handle %u of %u); %s", why, bad + 1, total, undone);
+	if (n < 0)
+		return fail(x, n, "%s", why);
+	return n;
+}
+
+/* mark_page_accessed: every handle checked first, then each page referenced. */
+static int exec_mark(const struct ctl_caller *who, struct ctl_exec *x)
+{
+	int n = check_handles(who, x, CTL_KINDS_PAGES, NULL, false, false);
+
+	/* a page freed since its check (reclaim, a free): nothing to reference */
+	for (int i = 0; i < n; i++)
+		(void)memcg_mark_page_accessed(virt_to_page(tls_claims[i].addr),
+					       tls_claims[i].page_id);
+	return n < 0 ? n : 0;
+}
+
 static int exec_free(const struct ctl_caller *who, struct ctl_exec *x)
 {
 	struct kmem_cache *s = NULL;
 	struct ctl_cache *cc = NULL;
-	unsigned int kinds = CTL_KINDS_OBJECT, bad = 0;
-	char why[128];
+	unsigned int kinds = CTL_KINDS_OBJECT;
 	int n;
 
 	if (x->op == MEMCGFS_OP_FREE_PAGES) {
@@ -325,13 +373,10 @@ static int exec_free(const struct ctl_caller *who, struct ctl_exec *x)
 		if (err)
 			return fail(x, err, "%s is one of memcgfs's internal caches", x->name);
 	}
-	n = ctl_handles_claim(x->in, x->nin, kinds, s, x->op == MEMCGFS_OP_KFREE, who->uid,
-			      tls_claims, &bad, why, sizeof(why));
+	n = check_handles(who, x, kinds, s, x->op == MEMCGFS_OP_KFREE, true);
 	if (n < 0) {
 		ctl_cache_put(cc);
-		if (x->nin > 1)
-			return fail(x, n, "%s (handle %u of %u); nothing freed", why, bad + 1, x->nin);
-		return fail(x, n, "%s", why);
+		return n;
 	}
 	free_claimed(tls_claims, (unsigned int)n, x->op == MEMCGFS_OP_KMEM_CACHE_FREE);
 	ctl_handles_release(tls_claims, (unsigned int)n);
@@ -403,6 +448,8 @@ static int exec_op(const struct ctl_caller *who, struct alloc_ctx *ctx, struct c
 		return 0;
 	case MEMCGFS_OP_WHOAMI:
 		return 0;
+	case MEMCGFS_OP_MARK_PAGE_ACCESSED:
+		return exec_mark(who, x);
 	default:
 		return fail(x, -EINVAL, "unknown operation %d", x->op);
 	}
@@ -687,11 +734,19 @@ static int parse_handles(char **argv, int argc, struct ctl_exec *x)
 		return fail(x, -EINVAL, "%s: missing handle", op_name(x->op));
 	if (argc > CTL_MAX_COUNT)
 		return fail(x, -EINVAL, "%s: more than %d handles", op_name(x->op), CTL_MAX_COUNT);
-	for (int i = 0; i < argc; i++)
-		if (parse_handle(argv[i], &tls_handles[i]))
-			return fail(x, -EINVAL, "malformed handle '%.48s'", argv[i]);
+	/*
+	 * A malformed handle is refused in its turn: the first bad handle in
+	 * request order decides the errno (another user's before it: EPERM).
+	 */
 	x->in = tls_handles;
-	x->nin = (unsigned int)argc;
+	x->nin = 0;
+	x->malformed = NULL;
+	for (int i = 0; i < argc && !x->malformed; i++) {
+		if (parse_handle(argv[i], &tls_handles[i]))
+			x->malformed = argv[i];
+		else
+			x->nin++;
+	}
 	return 0;
 }
 
@@ -732,6 +787,7 @@ static int parse_request(char **argv, int argc, struct ctl_exec *x)
 		{ "free_pages", MEMCGFS_OP_FREE_PAGES },
 		{ "drain", MEMCGFS_OP_DRAIN },
 		{ "whoami", MEMCGFS_OP_WHOAMI },
+		{ "mark_page_accessed", MEMCGFS_OP_MARK_PAGE_ACCESSED },
 	};
 	int err;
 
@@ -766,6 +822,7 @@ static int parse_request(char **argv, int argc, struct ctl_exec *x)
 		return parse_opts(argv + 2, argc - 2, O_ORDER | O_COUNT, x);
 	case MEMCGFS_OP_KFREE:
 	case MEMCGFS_OP_FREE_PAGES:
+	case MEMCGFS_OP_MARK_PAGE_ACCESSED:
 		return parse_handles(argv + 1, argc - 1, x);
 	case MEMCGFS_OP_KMEM_CACHE_FREE:
 		if (argc < 2)
@@ -1014,11 +1071,13 @@ static int batch_decode(const struct batch *b, const struct memcgfs_ctl_op *op,
 	case MEMCGFS_OP_KFREE:
 	case MEMCGFS_OP_KMEM_CACHE_FREE:
 	case MEMCGFS_OP_FREE_PAGES:
+	case MEMCGFS_OP_MARK_PAGE_ACCESSED:
 		if (!count || count > CTL_MAX_COUNT || !slots_ok(b, op->slot, count))
 			return fail(x, -EINVAL, "bad count or slots");
 		memcpy(tls_handles, b->in + slot_off(op->slot), (size_t)count * 8);
 		x->in = tls_handles;
 		x->nin = count;
+		x->malformed = NULL;
 		return 0;
 	case MEMCGFS_OP_KMEM_CACHE_CREATE:
 		if (op->flags & ~SLAB_FLAGS_PERMITTED)

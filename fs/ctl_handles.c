@@ -574,9 +574,11 @@ static const char *kind_name(unsigned int kind)
 	}
 }
 
-int ctl_handles_claim(const uint64_t *tokens, unsigned int n, unsigned int kinds,
-		      const struct kmem_cache *cache, bool allow_null, uid_t uid,
-		      struct ctl_claim *out, unsigned int *bad, char *why, size_t why_len)
+/* The handles whole, in request order; take them, or only look (take false). */
+static int claim_or_check(const uint64_t *tokens, unsigned int n, unsigned int kinds,
+			  const struct kmem_cache *cache, bool allow_null, uid_t uid,
+			  struct ctl_claim *out, unsigned int *bad, char *why, size_t why_len,
+			  bool take)
 {
 	unsigned int nc = 0, i;
 	int ret = 0;
@@ -638,13 +640,29 @@ int ctl_handles_claim(const uint64_t *tokens, unsigned int n, unsigned int kinds
 		out[nc].forgotten = &h->forgotten;
 		nc++;
 	}
-	if (ret) {
+	if (ret)
 		*bad = i;
-		while (nc--)
-			set_state(H(out[nc].idx), ST_LIVE);
-	}
+	if (ret || !take)
+		for (unsigned int j = nc; j--;)
+			set_state(H(out[j].idx), ST_LIVE);
 	pthread_mutex_unlock(&tab_lock);
 	return ret ? ret : (int)nc;
+}
+
+int ctl_handles_claim(const uint64_t *tokens, unsigned int n, unsigned int kinds,
+		      const struct kmem_cache *cache, bool allow_null, uid_t uid,
+		      struct ctl_claim *out, unsigned int *bad, char *why, size_t why_len)
+{
+	return claim_or_check(tokens, n, kinds, cache, allow_null, uid, out, bad, why, why_len,
+			      true);
+}
+
+int ctl_handles_check(const uint64_t *tokens, unsigned int n, unsigned int kinds,
+		      const struct kmem_cache *cache, bool allow_null, uid_t uid,
+		      struct ctl_claim *out, unsigned int *bad, char *why, size_t why_len)
+{
+	return claim_or_check(tokens, n, kinds, cache, allow_null, uid, out, bad, why, why_len,
+			      false);
 }
 
 unsigned int ctl_handles_claim_live(const uint64_t *tokens, unsigned int n,

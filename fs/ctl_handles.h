@@ -102,6 +102,13 @@ int ctl_handles_publish(void *addr, enum ctl_kind kind, struct kmem_cache *cache
 int ctl_handles_claim(const uint64_t *tokens, unsigned int n, unsigned int kinds,
 		      const struct kmem_cache *cache, bool allow_null, uid_t uid,
 		      struct ctl_claim *out, unsigned int *bad, char *why, size_t why_len);
+/*
+ * ctl_handles_check - the same validation, nothing taken: out describes the
+ * handles as they were (their memory may be freed any time after).
+ */
+int ctl_handles_check(const uint64_t *tokens, unsigned int n, unsigned int kinds,
+		      const struct kmem_cache *cache, bool allow_null, uid_t uid,
+		      struct ctl_claim *out, unsigned int *bad, char *why, size_t why_len);
 /* Take whichever of the tokens are still live (rollback of a request's own). */
 unsigned int ctl_handles_claim_live(const uint64_t *tokens, unsigned int n,
 				    struct ctl_claim *out);

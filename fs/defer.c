@@ -11,6 +11,11 @@
  * deadlines; each request is completed exactly once, by whichever comes
  * first (ready, deadline, interrupt, shutdown), claimed under defer_lock.
  *
+ * Work that runs long (defer_run) has a thread of its own instead: an
+ * interrupt only asks it to stop, and the thread replies once it has; it
+ * leaves the registry first, under defer_lock, so a late interrupt
+ * callback never touches it after its reply.
+ *
  * libfuse may call an interrupt callback after the request was answered
  * (it reads the callback before the reply clears it), so the callback gets
  * an id, never a pointer, and looks the request up: a completed one is
@@ -28,6 +33,8 @@
 
 static pthread_mutex_t defer_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t defer_cond;
+static pthread_cond_t runs_cond = PTHREAD_COND_INITIALIZER;
+static unsigned long nr_runs;		/* defer_run threads, under defer_lock */
 static pthread_t defer_thread;
 static bool defer_running, defer_stopping;
 static struct fs_waitq *woken;		/* queues to ask again */
@@ -117,7 +124,11 @@ static void defer_interrupt(fuse_req_t req, void *data)
 	(void)req;
 	pthread_mutex_lock(&defer_lock);
 	d = reg_find(id);
-	if (d && d->pinned) {
+	if (d && d->work) {
+		/* its thread replies once it stopped */
+		atomic_store(&d->stop, true);
+		d = NULL;
+	} else if (d && d->pinned) {
 		/* its registration is still running: it completes it */
 		d->interrupted = true;
 		d = NULL;
@@ -128,6 +139,32 @@ static void defer_interrupt(fuse_req_t req, void *data)
 	/* called by libfuse with the request's lock held: replying is allowed */
 	if (d)
 		d->complete(d, -EINTR);
+}
+
+/*
+ * The start both kinds share: d registered under a fresh id and pinned,
+ * defer_lock held on return.  While shutting down, d completes with
+ * -ESHUTDOWN instead (lock dropped) and false is returned.
+ */
+static bool defer_register(struct fs_defer *d, struct fs_waitq *wq,
+			   void (*work)(struct fs_defer *d), uint64_t *id)
+{
+	d->wq = wq;
+	d->next = d->prev = NULL;
+	d->interrupted = false;
+	d->work = work;
+	atomic_store(&d->stop, false);
+	pthread_mutex_lock(&defer_lock);
+	if (defer_stopping || !defer_running) {
+		pthread_mutex_unlock(&defer_lock);
+		d->complete(d, -ESHUTDOWN);
+		return false;
+	}
+	*id = d->id = next_id++;
+	d->linked = true;
+	d->pinned = true;
+	reg_add(d);
+	return true;
 }
 
 /*
@@ -146,19 +183,8 @@ void defer_wait(struct fs_defer *d, struct fs_waitq *wq)
 	uint64_t id;
 	bool interrupted;
 
-	d->wq = wq;
-	d->next = d->prev = NULL;
-	d->interrupted = false;
-	pthread_mutex_lock(&defer_lock);
-	if (defer_stopping || !defer_running) {
-		pthread_mutex_unlock(&defer_lock);
-		d->complete(d, -ESHUTDOWN);
+	if (!defer_register(d, wq, NULL, &id))
 		return;
-	}
-	id = d->id = next_id++;
-	d->linked = true;
-	d->pinned = true;
-	reg_add(d);
 	if (wq) {
 		d->next = wq->head;
 		if (wq->head)
@@ -194,6 +220,55 @@ void defer_wait(struct fs_defer *d, struct fs_waitq *wq)
 	pthread_mutex_unlock(&defer_lock);
 	if (interrupted)
 		d->complete(d, -EINTR);
+}
+
+static void *defer_run_main(void *arg)
+{
+	struct fs_defer *d = arg;
+
+	d->work(d);
+	pthread_mutex_lock(&defer_lock);
+	unlink_locked(d);
+	pthread_mutex_unlock(&defer_lock);
+	d->complete(d, 0);
+	pthread_mutex_lock(&defer_lock);
+	if (!--nr_runs)
+		pthread_cond_broadcast(&runs_cond);
+	pthread_mutex_unlock(&defer_lock);
+	return NULL;
+}
+
+void defer_run(struct fs_defer *d, void (*work)(struct fs_defer *d))
+{
+	fuse_req_t req = d->req;
+	pthread_attr_t attr;
+	pthread_t thread;
+	uint64_t id;
+	int err;
+
+	d->deadline_ns = 0;
+	if (!defer_register(d, NULL, work, &id))
+		return;
+	nr_runs++;
+	pthread_mutex_unlock(&defer_lock);
+
+	fuse_req_interrupt_func(req, defer_interrupt, (void *)(uintptr_t)id);
+
+	pthread_mutex_lock(&defer_lock);
+	d->pinned = false;
+	pthread_mutex_unlock(&defer_lock);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	err = pthread_create(&thread, &attr, defer_run_main, d);
+	pthread_attr_destroy(&attr);
+	if (!err)
+		return;
+	pthread_mutex_lock(&defer_lock);
+	unlink_locked(d);
+	if (!--nr_runs)
+		pthread_cond_broadcast(&runs_cond);
+	pthread_mutex_unlock(&defer_lock);
+	d->complete(d, -err);
 }
 
 void waitq_wake(struct fs_waitq *wq)
@@ -302,7 +377,11 @@ int defer_init(void)
 	return 0;
 }
 
-/* Stop: every request still set aside completes with -ESHUTDOWN. */
+/*
+ * Stop: every request still set aside completes with -ESHUTDOWN; running
+ * work is asked to stop, and replies, before this returns (the session
+ * still exists).
+ */
 void defer_exit(void)
 {
 	if (!defer_running)
@@ -310,6 +389,12 @@ void defer_exit(void)
 	pthread_mutex_lock(&defer_lock);
 	defer_stopping = true;
 	pthread_cond_signal(&defer_cond);
+	for (size_t i = 0; i < REG_SIZE; i++)
+		for (struct reg_node *n = reg[i]; n; n = n->next)
+			if (n->d->work)
+				atomic_store(&n->d->stop, true);
+	while (nr_runs)
+		pthread_cond_wait(&runs_cond, &defer_lock);
 	pthread_mutex_unlock(&defer_lock);
 	pthread_join(defer_thread, NULL);
 	for (;;) {

@@ -442,6 +442,7 @@ struct fs_handle {
 	/* FT_CTL */
 	struct ctl_session *ctl;
 	uint64_t ctl_base;		/* the file offset of the reply's first byte */
+	_Atomic bool ctl_owing;		/* a write left its writer a memory.high delay */
 	/* FT_TRACE_PIPE */
 	struct trace_cursor cursor;
 	char *trace_rest;		/* a line that did not fit the last read */
@@ -470,6 +471,7 @@ void rootfiles_release(struct fs_handle *h);
 void rootfiles_read(fuse_req_t req, struct fs_handle *h, size_t size, off_t off);
 void rootfiles_write(fuse_req_t req, struct fs_handle *h, const char *buf, size_t size,
 		     off_t off);
+void rootfiles_flush(fuse_req_t req, struct fs_handle *h);
 void rootfiles_ioctl(fuse_req_t req, struct fs_handle *h, unsigned int cmd,
 		     const void *in_buf, size_t in_bufsz, size_t out_bufsz);
 unsigned int rootfiles_poll(struct fs_handle *h);
@@ -499,6 +501,8 @@ struct fs_defer {
 	bool linked;
 	bool pinned;			/* being registered: nobody completes it yet */
 	bool interrupted;		/* an interrupt came while pinned */
+	void (*work)(struct fs_defer *d);	/* defer_run's */
+	_Atomic bool stop;		/* defer_run: interrupted or shutting down */
 };
 struct fs_waitq {
 	struct fs_defer *head;
@@ -512,6 +516,14 @@ void defer_exit(void);
 void defer_wait(struct fs_defer *d, struct fs_waitq *wq);
 /* Ask the waiters of wq again (cheap: any thread, any lock). */
 void waitq_wake(struct fs_waitq *wq);
+/*
+ * defer_run - work that may take long (memory.reclaim) on a thread of its
+ * own, the request set aside meanwhile.  A signal to the client (or
+ * shutdown) sets d->stop, which work() polls as the kernel polls
+ * signal_pending(); then complete(d, 0) replies on that thread, with
+ * what work() recorded.  Work that never ran: complete(d, -errno).
+ */
+void defer_run(struct fs_defer *d, void (*work)(struct fs_defer *d));
 
 /* ---- notify.c: poll, inotify, dcache invalidation ---- */
 int notify_init(const char *mountpoint, struct fuse_session *se);

@@ -69,6 +69,8 @@
  *  KMEM_CACHE_DESTROY	name.
  *  ALLOC_PAGES		type (MEMCGFS_PAGE_*), order (0..10), count, slot.
  *  FREE_PAGES		count handles from slot.
+ *  MARK_PAGE_ACCESSED	count page handles from slot: each page referenced
+ *			again (the second reference activates an LRU page).
  *  DRAIN		nothing.
  *  WHOAMI		count >= 1 slots at slot: a struct memcgfs_ctl_whoami in
  *			the first, then the cgroup path NUL-terminated in the
@@ -96,6 +98,7 @@
 #define MEMCGFS_OP_FREE_PAGES		8
 #define MEMCGFS_OP_DRAIN		9
 #define MEMCGFS_OP_WHOAMI		10
+#define MEMCGFS_OP_MARK_PAGE_ACCESSED	11
 
 /* opflags */
 #define MEMCGFS_OPF_SITE		0x01u	/* 'site' names a call-site slot */

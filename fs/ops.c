@@ -580,7 +580,8 @@ static void fs_ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	fi->fh = (uintptr_t)h;
 	fi->direct_io = 1;
 	fi->keep_cache = 0;
-	fi->noflush = 1;
+	/* memcgfs.ctl: a close pays a memory.high delay its writes left (rootfiles.c) */
+	fi->noflush = f->type != FT_CTL;
 	fi->nonseekable = !!(f->flags & FF_STREAM);
 	if (fuse_reply_open(req, fi))
 		handle_free(h);
@@ -590,6 +591,12 @@ void ops_exit(void)
 {
 	while (all_handles)
 		handle_free(all_handles);
+}
+
+static void fs_ll_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)ino;
+	rootfiles_flush(req, (struct fs_handle *)(uintptr_t)fi->fh);
 }
 
 static void fs_ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -804,6 +811,71 @@ static int write_core(struct fs_handle *h, const struct fs_caller *who, char *bu
 	return f->write(h, who, buf, size);
 }
 
+/*
+ * memory.reclaim runs as long as reclaim takes: set aside on a thread of
+ * its own (defer_run), never on a worker, and ended by a signal to the
+ * writer (-EINTR between batches, as the kernel's memory_reclaim()).  Its
+ * frees are traced under the writer.
+ */
+struct reclaim_job {
+	struct fs_defer d;
+	struct fs_handle *h;		/* held open by the writer's write(2) */
+	size_t size;
+	int result;
+	struct alloc_ctx ctx;
+	char buf[];
+};
+
+static void reclaim_work(struct fs_defer *d)
+{
+	struct reclaim_job *j = d->data;
+	struct fs_handle *h = j->h;
+
+	alloc_set_ctx(&j->ctx);
+	memcg_set_signal(&d->stop);
+	pthread_mutex_lock(&h->lock);
+	j->result = memcg_file_write(h->mo, j->buf, j->size, h->flags & O_NONBLOCK);
+	pthread_mutex_unlock(&h->lock);
+	memcg_set_signal(NULL);
+	alloc_set_ctx(NULL);
+}
+
+static void reclaim_done(struct fs_defer *d, int why)
+{
+	struct reclaim_job *j = d->data;
+	int err = why ? why : j->result;
+
+	if (err)
+		fuse_reply_err(d->req, -err);
+	else
+		fuse_reply_write(d->req, j->size);
+	free(j);
+}
+
+static void reclaim_write(fuse_req_t req, struct fs_handle *h, const struct fs_caller *who,
+			  const char *buf, size_t size)
+{
+	struct reclaim_job *j = calloc(1, sizeof(*j) + size + 1);
+	char path[64], comm[32];
+	ssize_t n;
+
+	if (!j) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	j->h = h;
+	j->size = size;
+	memcpy(j->buf, buf, size);
+	j->ctx.pid = who->tid;
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)who->tid);
+	n = who->tid ? fs_read_file(path, comm, sizeof(comm)) : -ESRCH;
+	snprintf(j->ctx.comm, sizeof(j->ctx.comm), "%s", n > 0 ? fs_strstrip(comm) : "<...>");
+	j->d.req = req;
+	j->d.data = j;
+	j->d.complete = reclaim_done;
+	defer_run(&j->d, reclaim_work);
+}
+
 static void fs_ll_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
 			struct fuse_file_info *fi)
 {
@@ -843,6 +915,10 @@ static void fs_ll_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t 
 			err = write_core(h, &who, tmp, size);
 			break;
 		case FT_MEMORY:
+			if (!strcmp(memcg_file_name(f->mf), "memory.reclaim")) {
+				reclaim_write(req, h, &who, buf, size);
+				return;
+			}
 			pthread_mutex_lock(&h->lock);
 			err = memcg_file_write(h->mo, buf, size, h->flags & O_NONBLOCK);
 			if (!err && (f->flags & FF_PSI))
@@ -963,6 +1039,7 @@ const struct fuse_lowlevel_ops fs_ll_ops = {
 	.unlink = fs_ll_unlink,
 	.rename = fs_ll_rename,
 	.open = fs_ll_open,
+	.flush = fs_ll_flush,
 	.release = fs_ll_release,
 	.read = fs_ll_read,
 	.write = fs_ll_write,

@@ -64,32 +64,71 @@ static int ctl_caller_get(const struct fs_caller *who, struct ctl_caller *c, str
 /*
  * memory.high: the charges of a request that went over it are paid back
  * after the request, as the kernel does on return to user space: reclaim,
- * then a penalty delay (at most 2 s).  The reply waits out the delay set
- * aside, never on a worker; a signal ends the wait early, and the request's
- * own result is returned either way.
+ * then a penalty delay (at most 2 s), which only the charging process
+ * waits out.  The wait is set aside, never on a worker; a signal ends it
+ * early, and the request's own result is returned either way.
+ *
+ * Where the wait goes: the kernel serialises direct-I/O writes to one
+ * FUSE inode under its inode lock, so a text write answered late would
+ * hold up every writer of memcgfs.ctl in every cgroup.  A text write is
+ * answered at once and its penalty stays owed by the task
+ * (memcg_owe_over_high); the process pays it at its next call on
+ * memcgfs.ctl that holds no such lock: the read of the reply, an ioctl
+ * or the close (FLUSH).  An ioctl takes no inode lock and waits for its
+ * own penalty.
  */
+enum ctl_wait_kind { CTL_WAIT_IOCTL, CTL_WAIT_READ, CTL_WAIT_FLUSH };
+
 struct ctl_done {
 	struct fs_defer d;
 	struct proc *p;
-	int err;
-	size_t size;			/* a write: bytes written */
-	bool ioctl;
+	enum ctl_wait_kind kind;
+	int err;			/* an ioctl's result */
 	void *out;			/* an ioctl: the results */
 	size_t out_len;
+	struct fs_handle *h;		/* a read: the session whose reply it reads */
+	size_t size;			/* a read: the reader's buffer */
+	off_t off;			/* a read: its file offset */
 };
 
-static void ctl_reply(fuse_req_t req, struct proc *p, int err, size_t size, bool ioctl,
-		      void *out, size_t out_len)
+static void ctl_read_reply(fuse_req_t req, struct fs_handle *h, size_t size, off_t off)
 {
-	memcg_task_active(p->task, false);
-	proc_put(p);
-	if (err)
-		fuse_reply_err(req, -err);
-	else if (ioctl)
-		fuse_reply_ioctl(req, 0, out, out_len);
-	else
-		fuse_reply_write(req, size);
-	free(out);
+	char *buf = malloc(size ? size : 1);
+	size_t n = 0;
+
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	pthread_mutex_lock(&h->lock);
+	if (off >= 0 && (uint64_t)off >= h->ctl_base)
+		n = ctl_read_at(h->ctl, (uint64_t)off - h->ctl_base, buf, size);
+	pthread_mutex_unlock(&h->lock);
+	fuse_reply_buf(req, buf, n);
+	free(buf);
+}
+
+/* The one reply of a request of p; *c says which kind. */
+static void ctl_reply(fuse_req_t req, const struct ctl_done *c)
+{
+	memcg_task_active(c->p->task, false);
+	proc_put(c->p);
+	switch (c->kind) {
+	case CTL_WAIT_IOCTL:
+		if (c->err)
+			fuse_reply_err(req, -c->err);
+		else
+			fuse_reply_ioctl(req, 0, c->out, c->out_len);
+		free(c->out);
+		break;
+	case CTL_WAIT_READ:
+		/* the handle lives: the reader's read holds the file open */
+		ctl_read_reply(req, c->h, c->size, c->off);
+		break;
+	case CTL_WAIT_FLUSH:
+		fuse_reply_err(req, 0);
+		break;
+	}
 }
 
 static void ctl_throttle_done(struct fs_defer *d, int why)
@@ -98,28 +137,27 @@ static void ctl_throttle_done(struct fs_defer *d, int why)
 
 	(void)why;		/* the delay ended, or the client was interrupted */
 	memcg_task_stall_end(c->p->task);
-	ctl_reply(d->req, c->p, c->err, c->size, c->ioctl, c->out, c->out_len);
+	ctl_reply(d->req, c);
 	free(c);
 }
 
-/* Answer a request of p, after its memory.high penalty if it has one. */
-static void ctl_finish(fuse_req_t req, struct proc *p, int err, size_t size, bool ioctl,
-		       void *out, size_t out_len)
+/* Answer a request of p, after the memory.high penalty p owes, if any. */
+static void ctl_finish(fuse_req_t req, const struct ctl_done *how)
 {
-	uint64_t delay = memcg_handle_over_high(p->task);
+	uint64_t delay = memcg_handle_over_high(how->p->task);
 	struct ctl_done *c;
 
-	if (!delay || !(c = calloc(1, sizeof(*c)))) {
-		ctl_reply(req, p, err, size, ioctl, out, out_len);
+	if (!delay || !(c = malloc(sizeof(*c)))) {
+		ctl_reply(req, how);
 		return;
 	}
-	*c = (struct ctl_done){ .p = p, .err = err, .size = size, .ioctl = ioctl, .out = out,
-				.out_len = out_len };
+	*c = *how;
+	memset(&c->d, 0, sizeof(c->d));
 	c->d.req = req;
 	c->d.complete = ctl_throttle_done;
 	c->d.data = c;
 	c->d.deadline_ns = fs_now_ns() + delay;
-	memcg_task_stall_begin(p->task);
+	memcg_task_stall_begin(c->p->task);
 	defer_wait(&c->d, NULL);
 }
 
@@ -144,7 +182,48 @@ static void ctl_write(fuse_req_t req, struct fs_handle *h, const char *buf, size
 	/* the reply is read from the file position the write leaves */
 	h->ctl_base = (uint64_t)off + (err ? 0 : size);
 	pthread_mutex_unlock(&h->lock);
-	ctl_finish(req, p, err, size, false, NULL, 0);
+	/* the reclaim now, the delay at the next read, ioctl or close */
+	if (memcg_owe_over_high(p->task))
+		atomic_store(&h->ctl_owing, true);
+	memcg_task_active(p->task, false);
+	proc_put(p);
+	if (err)
+		fuse_reply_err(req, -err);
+	else
+		fuse_reply_write(req, size);
+}
+
+/*
+ * A read of the reply or a close: the caller pays what it owes first.  Only
+ * a process that wrote through this handle can owe anything on it (a
+ * sibling sharing the fd pays only its own); others are answered at once.
+ */
+static void ctl_pay(fuse_req_t req, struct fs_handle *h, enum ctl_wait_kind kind, size_t size,
+		    off_t off)
+{
+	struct ctl_done c = { .kind = kind, .h = h, .size = size, .off = off };
+	struct fs_caller who;
+
+	if (atomic_load_explicit(&h->ctl_owing, memory_order_relaxed)) {
+		fs_caller_init(&who, req);
+		if (!procs_caller(&who, &c.p, NULL)) {
+			memcg_task_active(c.p->task, true);
+			ctl_finish(req, &c);
+			return;
+		}
+	}
+	if (kind == CTL_WAIT_READ)
+		ctl_read_reply(req, h, size, off);
+	else
+		fuse_reply_err(req, 0);
+}
+
+void rootfiles_flush(fuse_req_t req, struct fs_handle *h)
+{
+	if (h->file->type == FT_CTL)
+		ctl_pay(req, h, CTL_WAIT_FLUSH, 0, 0);
+	else
+		fuse_reply_err(req, 0);
 }
 
 void rootfiles_ioctl(fuse_req_t req, struct fs_handle *h, unsigned int cmd,
@@ -152,32 +231,30 @@ void rootfiles_ioctl(fuse_req_t req, struct fs_handle *h, unsigned int cmd,
 {
 	struct fs_caller who;
 	struct ctl_caller c;
-	struct proc *p;
+	struct ctl_done done = { .kind = CTL_WAIT_IOCTL, .out_len = out_bufsz };
 	char path[4096];
-	void *out = NULL;
-	int err;
 
 	if (h->file->type != FT_CTL) {
 		fuse_reply_err(req, ENOTTY);
 		return;
 	}
 	fs_caller_init(&who, req);
-	err = ctl_caller_get(&who, &c, &p, path, sizeof(path));
-	if (err) {
-		fuse_reply_err(req, -err);
+	done.err = ctl_caller_get(&who, &c, &done.p, path, sizeof(path));
+	if (done.err) {
+		fuse_reply_err(req, -done.err);
 		return;
 	}
 	if (out_bufsz) {
-		out = calloc(1, out_bufsz);
-		if (!out) {
-			proc_put(p);
+		done.out = calloc(1, out_bufsz);
+		if (!done.out) {
+			proc_put(done.p);
 			fuse_reply_err(req, ENOMEM);
 			return;
 		}
 	}
-	memcg_task_active(p->task, true);
-	err = ctl_ioctl(&c, cmd, in_buf, in_bufsz, out, out_bufsz);
-	ctl_finish(req, p, err, 0, true, out, out_bufsz);
+	memcg_task_active(done.p->task, true);
+	done.err = ctl_ioctl(&c, cmd, in_buf, in_bufsz, done.out, out_bufsz);
+	ctl_finish(req, &done);
 }
 
 /* ---- trace_pipe ---- */
@@ -398,21 +475,10 @@ void rootfiles_read(fuse_req_t req, struct fs_handle *h, size_t size, off_t off)
 		 * buffer at a time (bash reads an unseekable file byte by
 		 * byte) and seeks back over what it did not use: the reply
 		 * is served by file offset, from where its request's write
-		 * left the position.  Nothing before or after it.
+		 * left the position.  Nothing before or after it.  The
+		 * reader pays a memory.high delay it owes first.
 		 */
-		char *buf = malloc(size ? size : 1);
-		size_t n = 0;
-
-		if (!buf) {
-			fuse_reply_err(req, ENOMEM);
-			return;
-		}
-		pthread_mutex_lock(&h->lock);
-		if (off >= 0 && (uint64_t)off >= h->ctl_base)
-			n = ctl_read_at(h->ctl, (uint64_t)off - h->ctl_base, buf, size);
-		pthread_mutex_unlock(&h->lock);
-		fuse_reply_buf(req, buf, n);
-		free(buf);
+		ctl_pay(req, h, CTL_WAIT_READ, size, off);
 	}
 }
 

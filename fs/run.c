@@ -287,6 +287,12 @@ int fs_run(struct fs_options *o)
 	daemon_ready(ready_fd, 0);
 	ready_fd = -1;
 	fs_info("mounted on %s", o->mountpoint);
+	/* the per-CPU fast paths' mode: rseq needs one slot per possible CPU */
+	if (alloc_uses_rseq())
+		fs_info("per-CPU fast paths: rseq (%u CPU slots)", alloc_nr_cpus());
+	else
+		fs_info("per-CPU fast paths: the slot locks (rseq off: %u CPU slots, the kernel's "
+			"possible CPUs %ld)", alloc_nr_cpus(), sysconf(_SC_NPROCESSORS_CONF));
 
 	loop_cfg = fuse_loop_cfg_create();
 	if (!loop_cfg) {

@@ -338,6 +338,9 @@ static int reclaim_write(struct memcg_open *o, char *buf, bool nonblock)
 		unsigned long batch = (nr_to_reclaim - nr_reclaimed) / 4;
 		unsigned long got = 0;
 
+		if (signal_pending())
+			return -EINTR;
+
 		/* no swap: anon-only reclaim finds nothing (and there are no
 		 * per-CPU LRU caches to drain before the last try) */
 		if (!anon_only) {

@@ -141,11 +141,28 @@ uint64_t memcg_handle_over_high(struct memcg_task *t)
 {
 	unsigned long n = atomic_exchange(&t->nr_pages_over_high, 0);
 	uint64_t delay = atomic_exchange(&t->pending_delay_ns, 0);
-	uint64_t max = MEMCG_MAX_HIGH_DELAY_JIFFIES * (1000000000ull / HZ);
 
 	if (n)
 		delay += handle_over_high(t, (unsigned int)n);
-	if (delay > max)
-		delay = max;
+	if (delay > MEMCG_MAX_HIGH_DELAY_NS)
+		delay = MEMCG_MAX_HIGH_DELAY_NS;
 	return memcg_cfg.high_throttle ? delay : 0;
+}
+
+bool memcg_owe_over_high(struct memcg_task *t)
+{
+	unsigned long n = atomic_exchange(&t->nr_pages_over_high, 0);
+	uint64_t owed;
+
+	if (n) {
+		uint64_t d = handle_over_high(t, (unsigned int)n);
+
+		owed = atomic_fetch_add(&t->pending_delay_ns, d) + d;
+		/* what a single return to user space could be made to sleep, at most */
+		while (owed > MEMCG_MAX_HIGH_DELAY_NS &&
+		       !atomic_compare_exchange_weak(&t->pending_delay_ns, &owed,
+						     MEMCG_MAX_HIGH_DELAY_NS))
+			;
+	}
+	return memcg_cfg.high_throttle && atomic_load(&t->pending_delay_ns);
 }

@@ -11,9 +11,10 @@
  *     tasks_lock (the task list, which changes with the task counts),
  *       innermost: nothing is taken under it
  *   stats_lock (flushing) is taken alone.
- * Structures are freed only by memcg_reap(), a grace period after their
- * last reference went (the kernel's RCU-deferred frees): a charge that read
- * a pointer just before the last put still finds it there.
+ * memcgs and objcgs are freed an RCU grace period after their last
+ * reference went (call_rcu, as the kernel's css_free_rwork and
+ * obj_cgroup_release): a reader that found one without a reference
+ * inside rcu_read_lock() still finds it there (rcu.c).
  */
 #ifndef MEMCGFS_MEMCG_INTERNAL_H
 #define MEMCGFS_MEMCG_INTERNAL_H
@@ -25,6 +26,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <urcu/urcu-memb.h>
 
 #define likely(x)	__builtin_expect(!!(x), 1)
 #define unlikely(x)	__builtin_expect(!!(x), 0)
@@ -34,6 +36,20 @@
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 void memcg_warn_once(const char *what);
+
+/* ---- RCU (rcu.c) ---- */
+extern __thread bool rcu_registered;
+void rcu_register_current(void);
+void rcu_read_lock(void);
+void rcu_read_unlock(void);
+/* func(head) after a grace period, on liburcu's thread: it starts with
+ * rcu_callback_enter(head) and ends with rcu_callback_leave() */
+void call_rcu(struct rcu_head *head, void (*func)(struct rcu_head *head));
+void rcu_callback_enter(struct rcu_head *head);
+void rcu_callback_leave(void);
+/* every callback queued so far, and those they queue, has run */
+void rcu_barrier(void);
+bool rcu_pending_frees(void);
 
 /* ---- page_counter ---- */
 struct page_counter {
@@ -107,8 +123,7 @@ struct obj_cgroup {
 	struct mem_cgroup *_Atomic memcg;	/* changes when reparented */
 	_Atomic long nr_charged_bytes;		/* leftover, sub-page and whole pages */
 	struct obj_cgroup *next;		/* memcg->objcg_list, under objcg_lock */
-	struct obj_cgroup *reap_next;
-	uint64_t reap_at;
+	struct rcu_head rcu;
 };
 
 /*
@@ -181,16 +196,17 @@ struct mem_cgroup {
 	struct real_lru real_lru;		/* real page cache (real.c), under lru_lock */
 	void *owner;
 	struct psi_group *psi;
-	struct mem_cgroup *reap_next;
-	uint64_t reap_at;
+	struct rcu_head rcu;
 	bool released;
 };
 
 enum lru_list { LRU_INACTIVE_ANON, LRU_ACTIVE_ANON, LRU_INACTIVE_FILE, LRU_ACTIVE_FILE,
 		LRU_UNEVICTABLE, NR_LRU_LISTS };
 
+/* Each list from head (the newest) to tail (the oldest, reclaim's end). */
 struct memcg_lru {
 	struct page *head[NR_LRU_LISTS];
+	struct page *tail[NR_LRU_LISTS];
 	unsigned long nr[NR_LRU_LISTS];
 };
 
@@ -208,7 +224,6 @@ static inline bool mem_cgroup_is_root_fast(const struct mem_cgroup *memcg)
 void css_get(struct mem_cgroup *memcg);
 bool css_tryget(struct mem_cgroup *memcg);
 void css_put(struct mem_cgroup *memcg);
-void memcg_reap(bool all);
 
 /* ---- tasks ---- */
 #define CURRENT_OBJCG_UPDATE_FLAG	1ul
@@ -282,6 +297,8 @@ static inline struct obj_cgroup *current_obj_cgroup(void)
 struct obj_cgroup *current_obj_cgroup(void);
 #endif
 struct mem_cgroup *get_mem_cgroup_from_current(void);
+/* the calling thread's client was signalled (memcg_set_signal) */
+bool signal_pending(void);
 /* t's memcg with a reference taken (css_tryget, retried across an attach) */
 struct mem_cgroup *get_task_memcg(const struct memcg_task *t);
 
@@ -319,6 +336,9 @@ void memcg_notify(struct mem_cgroup *memcg, const char *file);
 
 /* ---- LRU ---- */
 void memcg_lru_add(struct mem_cgroup *memcg, struct page *page, enum lru_list lru);
+/* At the head, off the list (memcg->lru_lock held; no statistic) */
+void __lru_add(struct memcg_lru *l, struct page *page, unsigned int lru);
+void __lru_unlink(struct memcg_lru *l, struct page *page, unsigned int lru);
 void memcg_lru_del(struct mem_cgroup *memcg, struct page *page);
 bool memcg_lru_del_unless_isolated(struct mem_cgroup *memcg, struct page *page);
 

@@ -83,12 +83,29 @@ struct mem_cgroup *parent_mem_cgroup(const struct mem_cgroup *memcg);
 unsigned short mem_cgroup_id(const struct mem_cgroup *memcg);
 
 /*
- * memcg_reap_now - drain the stocks and free at once every memcg and objcg
- * that lost its last reference, without waiting for the grace period, until
- * none is left (for tests and teardown: only when no charge can be in
- * flight in another thread).
+ * memcg_reap_now - drain the stocks and wait until every memcg and objcg
+ * that lost its last reference is freed (their RCU grace periods and
+ * callbacks, and the frees those cause), for tests and teardown: only when
+ * no charge can be in flight in another thread.  Not inside a read-side
+ * section.
  */
 void memcg_reap_now(void);
+/*
+ * A read-side section (the kernel's rcu_read_lock()): a memcg or objcg
+ * found inside it without a reference stays allocated until it ends.  Any
+ * thread; no sleeping on the daemon's locks inside.
+ */
+void memcg_rcu_read_lock(void);
+void memcg_rcu_read_unlock(void);
+/*
+ * A fork() not followed by exec() in a process whose memcgs were freed
+ * through RCU: memcg_before_fork() in the parent before it,
+ * memcg_after_fork() in both after it (liburcu's call_rcu_before_fork; not
+ * as pthread_atfork handlers, which liburcu advises against).  The child
+ * stays single-threaded: its frees wait for memcg_reap_now().
+ */
+void memcg_before_fork(void);
+void memcg_after_fork(bool child);
 
 /* cgroup.stat counts: live and dying descendants that have a memcg. */
 void mem_cgroup_descendants(const struct mem_cgroup *memcg,
@@ -110,6 +127,12 @@ struct mem_cgroup *memcg_task_memcg(const struct memcg_task *task);
 pid_t memcg_task_pid(const struct memcg_task *task);
 unsigned long memcg_task_owned_pages(const struct memcg_task *task);
 void memcg_set_current(struct memcg_task *task);
+/*
+ * memcg_set_signal - the calling thread's "signal pending" flag (NULL:
+ * none), polled where the kernel polls signal_pending(current): a
+ * memory.reclaim write then fails with -EINTR between its batches.
+ */
+void memcg_set_signal(const _Atomic bool *pending);
 struct memcg_task *memcg_current(void);
 
 /* ---- page charges by type ---- */
@@ -137,6 +160,13 @@ uint64_t memcg_page_id(const struct page *page);
  * task's exit or OOM kill) or it is not allocation 'id' any more.
  */
 int memcg_free_pages(struct page *page, uint64_t id);
+/*
+ * memcg_mark_page_accessed - a client references allocation 'id' again
+ * (the kernel's folio_mark_accessed): the second reference of an inactive
+ * LRU page activates it (pgactivate).  Returns 0, or -ENOENT as
+ * memcg_free_pages().
+ */
+int memcg_mark_page_accessed(struct page *page, uint64_t id);
 
 /*
  * memcg_set_free_notify - called with the address of memory memcg frees on
@@ -251,6 +281,15 @@ unsigned long try_to_free_mem_cgroup_pages(struct mem_cgroup *memcg, unsigned lo
  * without blocking a worker; memcg_task_stall_begin/end bracket it (PSI).
  */
 uint64_t memcg_handle_over_high(struct memcg_task *task);
+#define MEMCG_MAX_HIGH_DELAY_NS	(2000ull * 1000 * 1000)
+/*
+ * memcg_owe_over_high - the same reclaim after a request whose reply
+ * cannot wait (a text write holds the kernel's inode lock: every writer
+ * of memcgfs.ctl would wait with it); the delay stays owed by the task,
+ * at most 2 s, and memcg_handle_over_high() later returns it.  True if
+ * the task owes a delay now.
+ */
+bool memcg_owe_over_high(struct memcg_task *task);
 unsigned long memcg_task_pages_over_high(const struct memcg_task *task);
 void memcg_task_stall_begin(struct memcg_task *task);
 void memcg_task_stall_end(struct memcg_task *task);

@@ -18,6 +18,7 @@ pthread_mutex_t tree_lock = PTHREAD_MUTEX_INITIALIZER;
 pthread_mutex_t objcg_lock = PTHREAD_MUTEX_INITIALIZER;
 __thread struct memcg_task *current_task;
 __thread struct mem_cgroup *active_memcg;
+static __thread const _Atomic bool *current_signal;
 
 static struct kmem_cache *memcg_cachep;
 static unsigned short next_id = 1;
@@ -25,11 +26,6 @@ static void (*notify_fn)(struct mem_cgroup *, const char *, void *);
 static void (*free_notify_fn)(const void *addr);
 static void *notify_arg;
 
-/* Freed a grace period after the last reference: see internal.h. */
-#define REAP_GRACE_NS	(20ull * 1000 * 1000)
-static pthread_mutex_t reap_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct mem_cgroup *reap_memcgs;
-static struct obj_cgroup *reap_objcgs;
 
 void memcg_warn_once(const char *what)
 {
@@ -37,14 +33,6 @@ void memcg_warn_once(const char *what)
 
 	if (!atomic_exchange(&warned, 1))
 		fprintf(stderr, "memcgfs: warning: %s (clamped)\n", what);
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 void memcg_config_defaults(struct memcg_config *cfg)
@@ -123,16 +111,14 @@ bool css_tryget(struct mem_cgroup *memcg)
 	return false;
 }
 
+static void mem_cgroup_free_rcu(struct rcu_head *head);
+
 void css_put(struct mem_cgroup *memcg)
 {
 	if (atomic_fetch_sub_explicit(&memcg->refcnt, 1, memory_order_acq_rel) != 1)
 		return;
 	/* the last reference: free it after a grace period */
-	pthread_mutex_lock(&reap_lock);
-	memcg->reap_at = now_ns();
-	memcg->reap_next = reap_memcgs;
-	WRITE_ONCE(reap_memcgs, memcg);	/* memcg_reap peeks without the lock */
-	pthread_mutex_unlock(&reap_lock);
+	call_rcu(&memcg->rcu, mem_cgroup_free_rcu);
 }
 
 void mem_cgroup_get(struct mem_cgroup *memcg)
@@ -143,7 +129,6 @@ void mem_cgroup_get(struct mem_cgroup *memcg)
 void mem_cgroup_put(struct mem_cgroup *memcg)
 {
 	css_put(memcg);
-	memcg_reap(false);
 }
 
 void obj_cgroup_get(struct obj_cgroup *objcg)
@@ -156,15 +141,13 @@ void obj_cgroup_get_many(struct obj_cgroup *objcg, long n)
 	atomic_fetch_add_explicit(&objcg->refcnt, n, memory_order_relaxed);
 }
 
+static void obj_cgroup_release_rcu(struct rcu_head *head);
+
 void obj_cgroup_put_many(struct obj_cgroup *objcg, long n)
 {
 	if (atomic_fetch_sub_explicit(&objcg->refcnt, n, memory_order_acq_rel) != n)
 		return;
-	pthread_mutex_lock(&reap_lock);
-	objcg->reap_at = now_ns();
-	objcg->reap_next = reap_objcgs;
-	WRITE_ONCE(reap_objcgs, objcg);	/* memcg_reap peeks without the lock */
-	pthread_mutex_unlock(&reap_lock);
+	call_rcu(&objcg->rcu, obj_cgroup_release_rcu);
 }
 
 void obj_cgroup_put(struct obj_cgroup *objcg)
@@ -201,59 +184,18 @@ static void obj_cgroup_release(struct obj_cgroup *objcg)
 
 static void mem_cgroup_free(struct mem_cgroup *memcg);
 
-/*
- * memcg_reap - free what lost its last reference more than a grace period
- * ago (all = true: everything, for teardown and tests that wait).
- */
-void memcg_reap(bool all)
+static void obj_cgroup_release_rcu(struct rcu_head *head)
 {
-	struct mem_cgroup *m, *mkeep = NULL, *mfree = NULL;
-	struct obj_cgroup *o, *okeep = NULL, *ofree = NULL;
-	uint64_t now = now_ns();
+	rcu_callback_enter(head);
+	obj_cgroup_release(caa_container_of(head, struct obj_cgroup, rcu));
+	rcu_callback_leave();
+}
 
-	/* a racy peek on the fast path: the lists are taken under reap_lock */
-	if (!__atomic_load_n(&reap_memcgs, __ATOMIC_RELAXED) &&
-	    !__atomic_load_n(&reap_objcgs, __ATOMIC_RELAXED))
-		return;
-	pthread_mutex_lock(&reap_lock);
-	while ((o = reap_objcgs)) {
-		WRITE_ONCE(reap_objcgs, o->reap_next);
-		if (all || now - o->reap_at >= REAP_GRACE_NS) {
-			o->reap_next = ofree;
-			ofree = o;
-		} else {
-			o->reap_next = okeep;
-			okeep = o;
-		}
-	}
-	WRITE_ONCE(reap_objcgs, okeep);
-	pthread_mutex_unlock(&reap_lock);
-	while ((o = ofree)) {
-		ofree = o->reap_next;
-		obj_cgroup_release(o);
-	}
-
-	pthread_mutex_lock(&reap_lock);
-	while ((m = reap_memcgs)) {
-		WRITE_ONCE(reap_memcgs, m->reap_next);
-		if (all || now - m->reap_at >= REAP_GRACE_NS) {
-			m->reap_next = mfree;
-			mfree = m;
-		} else {
-			m->reap_next = mkeep;
-			mkeep = m;
-		}
-	}
-	WRITE_ONCE(reap_memcgs, mkeep);
-	pthread_mutex_unlock(&reap_lock);
-	while ((m = mfree)) {
-		mfree = m->reap_next;
-		mem_cgroup_free(m);
-	}
-	/* freeing a memcg drops a reference on its parent: go again */
-	if (all && (__atomic_load_n(&reap_memcgs, __ATOMIC_RELAXED) ||
-		    __atomic_load_n(&reap_objcgs, __ATOMIC_RELAXED)))
-		memcg_reap(true);
+static void mem_cgroup_free_rcu(struct rcu_head *head)
+{
+	rcu_callback_enter(head);
+	mem_cgroup_free(caa_container_of(head, struct mem_cgroup, rcu));
+	rcu_callback_leave();
 }
 
 void memcg_reap_now(void)
@@ -265,10 +207,9 @@ void memcg_reap_now(void)
 	 */
 	do {
 		memcg_stats_flush();	/* the changed-statistics list holds references */
-		memcg_reap(true);
+		rcu_barrier();
 		memcg_drain();
-	} while (__atomic_load_n(&reap_memcgs, __ATOMIC_RELAXED) ||
-		 __atomic_load_n(&reap_objcgs, __ATOMIC_RELAXED));
+	} while (rcu_pending_frees());
 }
 
 /* ---- the tree ---- */
@@ -472,7 +413,6 @@ int mem_cgroup_offline(struct mem_cgroup *memcg)
 	page_counter_set_low(&memcg->memory, 0);
 	memcg_reparent_objcgs(memcg, parent);
 	drain_all_stock(memcg);
-	memcg_reap(false);
 	return 0;
 }
 
@@ -497,7 +437,6 @@ void mem_cgroup_descendants(const struct mem_cgroup *memcg,
 {
 	/* the changed-statistics list holds references until a flush */
 	memcg_stats_flush();
-	memcg_reap(false);
 	pthread_mutex_lock(&tree_lock);
 	*nr_descendants = memcg->nr_descendants;
 	*nr_dying = memcg->nr_dying_descendants;
@@ -591,9 +530,11 @@ struct mem_cgroup *get_task_memcg(const struct memcg_task *t)
 {
 	struct mem_cgroup *memcg;
 
+	rcu_read_lock();
 	do
 		memcg = READ_ONCE(t->memcg);
 	while (!css_tryget(memcg));
+	rcu_read_unlock();
 	return memcg;
 }
 
@@ -605,6 +546,16 @@ pid_t memcg_task_pid(const struct memcg_task *t)
 unsigned long memcg_task_owned_pages(const struct memcg_task *t)
 {
 	return READ_ONCE(t->owned_pages);
+}
+
+void memcg_set_signal(const _Atomic bool *pending)
+{
+	current_signal = pending;
+}
+
+bool signal_pending(void)
+{
+	return current_signal && atomic_load_explicit(current_signal, memory_order_relaxed);
 }
 
 void memcg_task_set_unkillable(struct memcg_task *t)
@@ -885,7 +836,9 @@ struct page *memcg_alloc_pages(enum memcg_page_type type, gfp_t gfp,
 			}
 			page->memcg_data = (uintptr_t)objcg | MEMCG_DATA_KMEM;
 			page->flags |= PAGE_FLAG_CHARGED;
+			rcu_read_lock();
 			page_stats(obj_cgroup_memcg(objcg), page, type, (long)n);
+			rcu_read_unlock();
 		}
 	}
 	if (t && page_type_task_owned(type)) {
@@ -916,9 +869,10 @@ static void memcg_free_page(struct page *page)
 	if (page->flags & PAGE_FLAG_CHARGED) {
 		if (page->memcg_data & MEMCG_DATA_KMEM) {
 			struct obj_cgroup *objcg = (struct obj_cgroup *)(page->memcg_data & ~MEMCG_DATA_KMEM);
-			struct mem_cgroup *memcg = obj_cgroup_memcg(objcg);
 
-			page_stats(memcg, page, type, -(long)n);
+			rcu_read_lock();
+			page_stats(obj_cgroup_memcg(objcg), page, type, -(long)n);
+			rcu_read_unlock();
 			obj_cgroup_uncharge_pages(objcg, n);
 		} else {
 			struct mem_cgroup *memcg = (struct mem_cgroup *)page->memcg_data;
@@ -965,7 +919,6 @@ int memcg_free_pages(struct page *page, uint64_t id)
 	if (!page_claim(page, id))
 		return -ENOENT;
 	memcg_free_page(page);
-	memcg_reap(false);
 	return 0;
 }
 
@@ -1042,7 +995,6 @@ void memcg_task_exit(struct memcg_task *t)
 	pthread_mutex_unlock(&tasks_lock);
 	pthread_mutex_unlock(&tree_lock);
 	memcg_task_put(t);
-	memcg_reap(false);
 }
 
 void memcg_task_get(struct memcg_task *t)
@@ -1067,25 +1019,20 @@ static const enum memcg_item lru_items[NR_LRU_LISTS] = {
 	MI_INACTIVE_ANON, MI_ACTIVE_ANON, MI_INACTIVE_FILE, MI_ACTIVE_FILE, MI_UNEVICTABLE,
 };
 
-void memcg_lru_add(struct mem_cgroup *memcg, struct page *page, enum lru_list lru)
+void __lru_add(struct memcg_lru *l, struct page *page, unsigned int lru)
 {
-	int nid = page_to_nid(page);
-	struct memcg_lru *l = &memcg->lru[nid];
-	long n = 1l << page->order;
-	pthread_mutex_lock(&memcg->lru_lock);
 	page->lru_prev = NULL;
 	page->lru_next = l->head[lru];
 	if (page->lru_next)
 		page->lru_next->lru_prev = page;
+	else
+		l->tail[lru] = page;
 	l->head[lru] = page;
-	WRITE_ONCE(l->nr[lru], l->nr[lru] + (unsigned long)n);
+	WRITE_ONCE(l->nr[lru], l->nr[lru] + (1ul << page->order));
 	set_page_lru(page, lru);
-	pthread_mutex_unlock(&memcg->lru_lock);
-	mod_memcg_state(memcg, nid, lru_items[lru], n);
 }
 
-/* Unlink (lru_lock held); the caller accounts the statistic. */
-static void __lru_unlink(struct memcg_lru *l, struct page *page, unsigned int lru)
+void __lru_unlink(struct memcg_lru *l, struct page *page, unsigned int lru)
 {
 	if (page->lru_prev)
 		page->lru_prev->lru_next = page->lru_next;
@@ -1093,9 +1040,22 @@ static void __lru_unlink(struct memcg_lru *l, struct page *page, unsigned int lr
 		l->head[lru] = page->lru_next;
 	if (page->lru_next)
 		page->lru_next->lru_prev = page->lru_prev;
+	else
+		l->tail[lru] = page->lru_prev;
 	page->lru_next = page->lru_prev = NULL;
 	WRITE_ONCE(l->nr[lru], l->nr[lru] - (1ul << page->order));
 	set_page_lru(page, PAGE_LRU_NONE);
+}
+
+void memcg_lru_add(struct mem_cgroup *memcg, struct page *page, enum lru_list lru)
+{
+	int nid = page_to_nid(page);
+	long n = 1l << page->order;
+
+	pthread_mutex_lock(&memcg->lru_lock);
+	__lru_add(&memcg->lru[nid], page, lru);
+	pthread_mutex_unlock(&memcg->lru_lock);
+	mod_memcg_state(memcg, nid, lru_items[lru], n);
 }
 
 /* Off the LRU, unless reclaim took it first (then false). */
@@ -1119,6 +1079,53 @@ bool memcg_lru_del_unless_isolated(struct mem_cgroup *memcg, struct page *page)
 void memcg_lru_del(struct mem_cgroup *memcg, struct page *page)
 {
 	(void)memcg_lru_del_unless_isolated(memcg, page);
+}
+
+/*
+ * The kernel's folio_mark_accessed(): the first reference sets the
+ * referenced flag (a file page has it from its charge: it was just read),
+ * the second moves an inactive page to the head of its active list
+ * (pgactivate) and clears it; a page off the LRU (isolated by reclaim, or
+ * of a type that is on none) keeps only the flag.
+ */
+int memcg_mark_page_accessed(struct page *page, uint64_t id)
+{
+	struct mem_cgroup *memcg = NULL;
+	unsigned int lru = PAGE_LRU_NONE;
+	int nid = page_to_nid(page);
+	long n = 1l << page->order;
+
+	pthread_mutex_lock(&owned_lock);
+	if (page->kind != PAGE_KIND_PAGES || page->id != id || !id ||
+	    (page->flags & PAGE_FLAG_GONE)) {
+		pthread_mutex_unlock(&owned_lock);
+		return -ENOENT;
+	}
+	if (page_lru(page) != PAGE_LRU_NONE) {
+		memcg = (struct mem_cgroup *)page->memcg_data;
+		pthread_mutex_lock(&memcg->lru_lock);
+		lru = page_lru(page);
+	}
+	if (!(page->flags & PAGE_FLAG_REFERENCED)) {
+		page->flags |= PAGE_FLAG_REFERENCED;
+		lru = PAGE_LRU_NONE;
+	} else if ((lru == LRU_INACTIVE_FILE || lru == LRU_INACTIVE_ANON) &&
+		   !(page->flags & PAGE_FLAG_ISOLATED)) {
+		__lru_unlink(&memcg->lru[nid], page, lru);
+		__lru_add(&memcg->lru[nid], page, lru + 1);
+		page->flags &= (uint8_t)~PAGE_FLAG_REFERENCED;
+	} else {
+		lru = PAGE_LRU_NONE;
+	}
+	if (memcg)
+		pthread_mutex_unlock(&memcg->lru_lock);
+	pthread_mutex_unlock(&owned_lock);
+	if (lru != PAGE_LRU_NONE) {
+		mod_memcg_state(memcg, nid, lru_items[lru], -n);
+		mod_memcg_state(memcg, nid, lru_items[lru + 1], n);
+		mod_memcg_state(memcg, nid, MI_PGACTIVATE, n);
+	}
+	return 0;
 }
 
 static void psi_free_tree(struct mem_cgroup *memcg)
@@ -1182,7 +1189,7 @@ void memcg_exit(void)
 	alloc_set_oom_handler(NULL);
 	memcg_drain();
 	memcg_stats_exit();
-	memcg_reap(true);
+	memcg_reap_now();
 	/* tasks left behind are forgotten with the machine */
 	pthread_mutex_lock(&tasks_lock);
 	all_tasks = NULL;

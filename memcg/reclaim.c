@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * reclaim.c - memcg reclaim (mm/vmscan.c's shrink_node_memcgs for one
- * memcg subtree): file LRU pages, inactive before active, real page cache
- * (real.c), then reclaimable slab through the shrinkers; anon is never
- * reclaimed (no swap).
+ * memcg subtree): file LRU pages from the inactive list's tail, the active
+ * list aged into it while the target's inactive list is low, real page
+ * cache (real.c), then reclaimable slab through the shrinkers; anon is
+ * never reclaimed (no swap).
  *
  * Priorities from DEF_PRIORITY down to 0 scan lruvec_size >> priority per
  * memcg, less the share that its effective protection covers (the kernel's
@@ -98,32 +99,24 @@ static void put_subtree(struct mem_cgroup **v, size_t n)
 	free(v);
 }
 
-/* Move up to nr pages from the active to the inactive file list (deactivation). */
-static void shrink_active_list(struct mem_cgroup *memcg, int nid, unsigned long nr,
-			       enum memcg_item scan_item)
+/*
+ * shrink_active_list(): up to nr pages from the active file list's tail
+ * (the least recently activated) to the inactive list's head; no file page
+ * stays active for a reference here (only executable mapped ones do in the
+ * kernel).  pgrefill counts the pages scanned, pgdeactivate those moved.
+ */
+static void shrink_active_list(struct mem_cgroup *memcg, int nid, unsigned long nr)
 {
 	struct memcg_lru *l = &memcg->lru[nid];
 	unsigned long moved = 0;
 
-	(void)scan_item;
 	pthread_mutex_lock(&memcg->lru_lock);
-	while (moved < nr && l->head[LRU_ACTIVE_FILE]) {
-		struct page *page = l->head[LRU_ACTIVE_FILE];
-		unsigned long n = 1ul << page->order;
+	while (moved < nr && l->tail[LRU_ACTIVE_FILE]) {
+		struct page *page = l->tail[LRU_ACTIVE_FILE];
 
-		/* unlink from active, onto inactive */
-		l->head[LRU_ACTIVE_FILE] = page->lru_next;
-		if (page->lru_next)
-			page->lru_next->lru_prev = NULL;
-		WRITE_ONCE(l->nr[LRU_ACTIVE_FILE], l->nr[LRU_ACTIVE_FILE] - n);
-		page->lru_prev = NULL;
-		page->lru_next = l->head[LRU_INACTIVE_FILE];
-		if (page->lru_next)
-			page->lru_next->lru_prev = page;
-		l->head[LRU_INACTIVE_FILE] = page;
-		WRITE_ONCE(l->nr[LRU_INACTIVE_FILE], l->nr[LRU_INACTIVE_FILE] + n);
-		set_page_lru(page, LRU_INACTIVE_FILE);
-		moved += n;
+		__lru_unlink(l, page, LRU_ACTIVE_FILE);
+		__lru_add(l, page, LRU_INACTIVE_FILE);
+		moved += 1ul << page->order;
 	}
 	pthread_mutex_unlock(&memcg->lru_lock);
 	if (moved) {
@@ -144,13 +137,11 @@ static unsigned long shrink_inactive_list(struct mem_cgroup *memcg, int nid, uns
 					  unsigned long want, bool proactive)
 {
 	struct memcg_lru *l = &memcg->lru[nid];
-	struct page *victims = NULL, *tail;
+	struct page *victims = NULL, **last = &victims, *tail;
 	unsigned long scanned = 0, reclaimed = 0;
 
 	pthread_mutex_lock(&memcg->lru_lock);
-	tail = l->head[LRU_INACTIVE_FILE];
-	while (tail && tail->lru_next)
-		tail = tail->lru_next;
+	tail = l->tail[LRU_INACTIVE_FILE];
 	while (scanned < nr && reclaimed < want && tail) {
 		struct page *page = tail;
 		unsigned long n = 1ul << page->order;
@@ -159,30 +150,16 @@ static unsigned long shrink_inactive_list(struct mem_cgroup *memcg, int nid, uns
 		scanned += n;
 		if (page->flags & PAGE_FLAG_REFERENCED) {
 			page->flags &= (uint8_t)~PAGE_FLAG_REFERENCED;
-			if (page != l->head[LRU_INACTIVE_FILE]) {
-				/* rotate to the head */
-				page->lru_prev->lru_next = page->lru_next;
-				if (page->lru_next)
-					page->lru_next->lru_prev = page->lru_prev;
-				page->lru_prev = NULL;
-				page->lru_next = l->head[LRU_INACTIVE_FILE];
-				page->lru_next->lru_prev = page;
-				l->head[LRU_INACTIVE_FILE] = page;
-			}
+			/* rotate to the head */
+			__lru_unlink(l, page, LRU_INACTIVE_FILE);
+			__lru_add(l, page, LRU_INACTIVE_FILE);
 			continue;
 		}
-		if (page->lru_prev)
-			page->lru_prev->lru_next = page->lru_next;
-		else
-			l->head[LRU_INACTIVE_FILE] = page->lru_next;
-		if (page->lru_next)
-			page->lru_next->lru_prev = page->lru_prev;
-		page->lru_prev = NULL;
-		WRITE_ONCE(l->nr[LRU_INACTIVE_FILE], l->nr[LRU_INACTIVE_FILE] - n);
-		set_page_lru(page, PAGE_LRU_NONE);
+		__lru_unlink(l, page, LRU_INACTIVE_FILE);
 		page->flags |= PAGE_FLAG_ISOLATED | PAGE_FLAG_GONE;
-		page->lru_next = victims;
-		victims = page;
+		/* freed in the order taken, the oldest first, as shrink_folio_list() */
+		*last = page;
+		last = &page->lru_next;
 		reclaimed += n;
 	}
 	pthread_mutex_unlock(&memcg->lru_lock);
@@ -274,12 +251,53 @@ static bool below_low(struct mem_cgroup *root, struct mem_cgroup *m)
 }
 
 /*
+ * The kernel's inactive_is_low() for the file lists of the reclaim's
+ * target (its subtree on node nid): past 1 GB of file pages, the inactive
+ * list may be sqrt(10 * GB) times smaller than the active one.
+ */
+static bool inactive_is_low(struct mem_cgroup **v, size_t n, unsigned int nid)
+{
+	unsigned long inactive = 0, active = 0, gb, ratio;
+
+	for (size_t i = 0; i < n; i++) {
+		inactive += READ_ONCE(v[i]->lru[nid].nr[LRU_INACTIVE_FILE]);
+		active += READ_ONCE(v[i]->lru[nid].nr[LRU_ACTIVE_FILE]);
+	}
+	gb = (inactive + active) * alloc_page_size() >> 30;
+	ratio = 1;
+	while (gb && (ratio + 1) * (ratio + 1) <= 10 * gb)	/* int_sqrt(10 * gb) */
+		ratio++;
+	return inactive * ratio < active;
+}
+
+/* The kernel's scan_control, for what one reclaim call decides once. */
+struct scan_control {
+	unsigned long nr_to_reclaim;
+	bool low_reclaim, low_skipped;	/* memcg_low_reclaim, memcg_low_skipped */
+	bool force_deactivate, skipped_deactivate;
+	bool may_deactivate[ALLOC_MAX_NODES];
+	bool proactive;
+};
+
+/* get_scan_count() for one list: its share past protection, >> priority. */
+static unsigned long lru_scan(struct mem_cgroup *m, unsigned long size, int priority,
+			      const struct scan_control *sc)
+{
+	unsigned long scan = proportional_scan(m, size, sc->low_reclaim) >> priority;
+
+	if (!scan && size && priority < DEF_PRIORITY)
+		scan = size < SWAP_CLUSTER_MAX ? size : SWAP_CLUSTER_MAX;
+	return scan;
+}
+
+/*
  * One priority over the subtree: each memcg's file LRU (less what its
- * protection covers), then its reclaimable slab, stopping at the target.
+ * protection covers) in batches of SWAP_CLUSTER_MAX, inactive then active
+ * as shrink_lruvec() takes them (the active list only while the target's
+ * inactive list is low), then its reclaimable slab, stopping at the target.
  */
 static unsigned long shrink_memcgs(struct mem_cgroup *root, struct mem_cgroup **v, size_t n,
-				   int priority, unsigned long want, bool low_reclaim,
-				   bool proactive, bool *low_skipped)
+				   int priority, unsigned long want, struct scan_control *sc)
 {
 	unsigned long reclaimed = 0;
 
@@ -290,36 +308,41 @@ static unsigned long shrink_memcgs(struct mem_cgroup *root, struct mem_cgroup **
 		if (below_min(root, m))
 			continue;
 		if (below_low(root, m)) {
-			if (!low_reclaim) {
-				*low_skipped = true;
+			if (!sc->low_reclaim) {
+				sc->low_skipped = true;
 				continue;
 			}
 			memcg_memory_event(m, MEMCG_LOW);
 		}
 		for (unsigned int nid = 0; nid < alloc_nr_nodes() && reclaimed < want; nid++) {
-			unsigned long inactive = READ_ONCE(m->lru[nid].nr[LRU_INACTIVE_FILE]);
-			unsigned long active = READ_ONCE(m->lru[nid].nr[LRU_ACTIVE_FILE]);
-			unsigned long scan = proportional_scan(m, inactive + active, low_reclaim) >> priority;
+			unsigned long nr_inactive = lru_scan(m, READ_ONCE(m->lru[nid].nr[LRU_INACTIVE_FILE]),
+							     priority, sc);
+			unsigned long nr_active = lru_scan(m, READ_ONCE(m->lru[nid].nr[LRU_ACTIVE_FILE]),
+							   priority, sc);
 
-			if (!scan && inactive + active && priority < DEF_PRIORITY)
-				scan = inactive + active < SWAP_CLUSTER_MAX ? inactive + active : SWAP_CLUSTER_MAX;
-			if (!scan)
-				continue;
-			/* keep the inactive list no smaller than the active one */
-			if (active > inactive)
-				shrink_active_list(m, (int)nid, (active - inactive + 1) / 2,
-						   proactive ? MI_PGSCAN_PROACTIVE : MI_PGSCAN_DIRECT);
-			reclaimed += shrink_inactive_list(m, (int)nid, scan, want - reclaimed, proactive);
+			while ((nr_inactive || nr_active) && reclaimed < want) {
+				unsigned long batch = nr_inactive < SWAP_CLUSTER_MAX ? nr_inactive : SWAP_CLUSTER_MAX;
+
+				nr_inactive -= batch;
+				if (batch)
+					reclaimed += shrink_inactive_list(m, (int)nid, batch, want - reclaimed,
+									  sc->proactive);
+				batch = nr_active < SWAP_CLUSTER_MAX ? nr_active : SWAP_CLUSTER_MAX;
+				nr_active -= batch;
+				if (!batch)
+					continue;
+				if (sc->may_deactivate[nid])
+					shrink_active_list(m, (int)nid, batch);
+				else
+					sc->skipped_deactivate = true;
+			}
 		}
 		if (reclaimed < want) {
 			/* real page cache (real.c): files on their own LRU, scanned alike */
-			unsigned long real = memcg_real_lru_pages(m);
-			unsigned long scan = proportional_scan(m, real, low_reclaim) >> priority;
+			unsigned long scan = lru_scan(m, memcg_real_lru_pages(m), priority, sc);
 
-			if (!scan && real && priority < DEF_PRIORITY)
-				scan = real < SWAP_CLUSTER_MAX ? real : SWAP_CLUSTER_MAX;
 			if (scan)
-				reclaimed += shrink_real_files(m, scan, want - reclaimed, proactive);
+				reclaimed += shrink_real_files(m, scan, want - reclaimed, sc->proactive);
 		}
 		if (reclaimed < want)
 			reclaimed += shrink_slab(m, priority);
@@ -335,25 +358,34 @@ static unsigned long shrink_memcgs(struct mem_cgroup *root, struct mem_cgroup **
 unsigned long try_to_free_mem_cgroup_pages(struct mem_cgroup *root, unsigned long nr_pages,
 					   gfp_t gfp, bool proactive)
 {
+	struct scan_control sc = { .proactive = proactive };
 	struct mem_cgroup **v;
 	unsigned long reclaimed = 0;
-	bool low_reclaim = false, low_skipped;
 	size_t n;
 
 	(void)gfp;
 	/* the kernel's nr_to_reclaim = max(nr_pages, SWAP_CLUSTER_MAX) */
-	if (nr_pages < SWAP_CLUSTER_MAX)
-		nr_pages = SWAP_CLUSTER_MAX;
+	sc.nr_to_reclaim = nr_pages < SWAP_CLUSTER_MAX ? SWAP_CLUSTER_MAX : nr_pages;
 	n = collect_subtree(root, &v);
 	if (!n)
 		return 0;
 retry:
-	low_skipped = false;
-	for (int priority = DEF_PRIORITY; priority >= 0 && reclaimed < nr_pages; priority--)
-		reclaimed += shrink_memcgs(root, v, n, priority, nr_pages - reclaimed, low_reclaim,
-					   proactive, &low_skipped);
-	if (reclaimed < nr_pages && low_skipped && !low_reclaim) {
-		low_reclaim = true;
+	sc.low_skipped = false;
+	sc.skipped_deactivate = false;
+	for (int priority = DEF_PRIORITY; priority >= 0 && reclaimed < sc.nr_to_reclaim; priority--) {
+		/* prepare_scan_control(), once per pass over the node */
+		for (unsigned int nid = 0; nid < alloc_nr_nodes() && nid < ALLOC_MAX_NODES; nid++)
+			sc.may_deactivate[nid] = sc.force_deactivate || inactive_is_low(v, n, nid);
+		reclaimed += shrink_memcgs(root, v, n, priority, sc.nr_to_reclaim - reclaimed, &sc);
+	}
+	/* nothing at all: the ratio may have misjudged, deactivate regardless */
+	if (!reclaimed && sc.skipped_deactivate && !sc.force_deactivate) {
+		sc.force_deactivate = true;
+		goto retry;
+	}
+	if (reclaimed < sc.nr_to_reclaim && sc.low_skipped && !sc.low_reclaim) {
+		sc.force_deactivate = false;
+		sc.low_reclaim = true;
 		goto retry;
 	}
 	put_subtree(v, n);

@@ -47,8 +47,10 @@ int memcg_stats_alloc(struct mem_cgroup *memcg, struct mem_cgroup *parent)
 		if (obj_cgroup_charge(memcg->percpu_objcg, GFP_KERNEL, memcg->pcpu_bytes))
 			goto fail;
 		obj_cgroup_get(memcg->percpu_objcg);
+		rcu_read_lock();
 		mod_memcg_state(obj_cgroup_memcg(memcg->percpu_objcg), 0, MI_PERCPU_B,
 				(long)memcg->pcpu_bytes);
+		rcu_read_unlock();
 	}
 	return 0;
 fail:
@@ -67,7 +69,9 @@ void memcg_stats_free(struct mem_cgroup *memcg)
 	struct obj_cgroup *objcg = memcg->percpu_objcg;
 
 	if (objcg) {
+		rcu_read_lock();
 		mod_memcg_state(obj_cgroup_memcg(objcg), 0, MI_PERCPU_B, -(long)memcg->pcpu_bytes);
+		rcu_read_unlock();
 		obj_cgroup_uncharge(objcg, memcg->pcpu_bytes);
 		obj_cgroup_put(objcg);
 		memcg->percpu_objcg = NULL;

@@ -307,9 +307,11 @@ static struct mem_cgroup *get_mem_cgroup_from_objcg(struct obj_cgroup *objcg)
 	struct mem_cgroup *memcg;
 
 	/* retry until the reference holds: the objcg may be reparented meanwhile */
+	rcu_read_lock();
 	do {
 		memcg = obj_cgroup_memcg(objcg);
 	} while (!css_tryget(memcg));
+	rcu_read_unlock();
 	return memcg;
 }
 
@@ -343,6 +345,8 @@ static void flush_stock_stats(struct obj_stock_pcp *st)
 
 	if (!st->cached_objcg || (!st->nr_slab_reclaimable_b && !st->nr_slab_unreclaimable_b))
 		return;
+	/* the kernel's mod_objcg_mlstate(): a reparenting may drop the memcg read */
+	rcu_read_lock();
 	memcg = obj_cgroup_memcg(st->cached_objcg);
 	if (st->nr_slab_reclaimable_b)
 		mod_memcg_state(memcg, st->cached_nid, MI_SLAB_RECLAIMABLE_B,
@@ -350,6 +354,7 @@ static void flush_stock_stats(struct obj_stock_pcp *st)
 	if (st->nr_slab_unreclaimable_b)
 		mod_memcg_state(memcg, st->cached_nid, MI_SLAB_UNRECLAIMABLE_B,
 				st->nr_slab_unreclaimable_b);
+	rcu_read_unlock();
 	WRITE_ONCE(st->nr_slab_reclaimable_b, 0);	/* memcg_flush_stock_stats peeks */
 	WRITE_ONCE(st->nr_slab_unreclaimable_b, 0);
 }
@@ -374,6 +379,14 @@ static void drain_obj_stock(struct obj_stock_pcp *st)
 	obj_cgroup_put(old);
 }
 
+static void mod_objcg_state_direct(struct obj_cgroup *objcg, int nid, bool reclaimable, int nr)
+{
+	rcu_read_lock();
+	mod_memcg_state(obj_cgroup_memcg(objcg), nid,
+			reclaimable ? MI_SLAB_RECLAIMABLE_B : MI_SLAB_UNRECLAIMABLE_B, nr);
+	rcu_read_unlock();
+}
+
 /* __account_obj_stock (locked): a slab statistic, buffered per node. */
 static void __account_obj_stock(struct obj_stock_pcp *st, int nr, int nid, bool reclaimable)
 {
@@ -390,17 +403,11 @@ static void __account_obj_stock(struct obj_stock_pcp *st, int nr, int nid, bool 
 	}
 	WRITE_ONCE(*buf, *buf + nr);
 	if (*buf > (int32_t)page_size || *buf < -(int32_t)page_size) {
-		mod_memcg_state(obj_cgroup_memcg(st->cached_objcg), nid,
-				reclaimable ? MI_SLAB_RECLAIMABLE_B : MI_SLAB_UNRECLAIMABLE_B, *buf);
+		mod_objcg_state_direct(st->cached_objcg, nid, reclaimable, *buf);
 		WRITE_ONCE(*buf, 0);
 	}
 }
 
-static void mod_objcg_state_direct(struct obj_cgroup *objcg, int nid, bool reclaimable, int nr)
-{
-	mod_memcg_state(obj_cgroup_memcg(objcg), nid,
-			reclaimable ? MI_SLAB_RECLAIMABLE_B : MI_SLAB_UNRECLAIMABLE_B, nr);
-}
 
 #if defined(__x86_64__)
 /*
@@ -754,8 +761,7 @@ int __memcg_kmem_charge_page(struct page *page, gfp_t gfp, unsigned int order)
 		return ret;
 	page->memcg_data = (uintptr_t)objcg | MEMCG_DATA_KMEM;
 	/* a large kmalloc counts as unreclaimable slab (the folio's lruvec) */
-	mod_memcg_state(obj_cgroup_memcg(objcg), page_to_nid(page), MI_SLAB_UNRECLAIMABLE_B,
-			(long)page_size << order);
+	mod_objcg_state_direct(objcg, page_to_nid(page), false, (int)(page_size << order));
 	return 0;
 }
 
@@ -765,8 +771,7 @@ void __memcg_kmem_uncharge_page(struct page *page, unsigned int order)
 
 	if (!objcg)
 		return;
-	mod_memcg_state(obj_cgroup_memcg(objcg), page_to_nid(page), MI_SLAB_UNRECLAIMABLE_B,
-			-((long)page_size << order));
+	mod_objcg_state_direct(objcg, page_to_nid(page), false, -(int)(page_size << order));
 	page->memcg_data = 0;
 	obj_cgroup_uncharge_pages(objcg, 1u << order);
 }
@@ -774,8 +779,14 @@ void __memcg_kmem_uncharge_page(struct page *page, unsigned int order)
 /* ---- draining ---- */
 static bool obj_stock_in_subtree(struct obj_stock_pcp *st, struct mem_cgroup *root)
 {
-	return st->cached_objcg &&
-	       mem_cgroup_is_descendant(obj_cgroup_memcg(st->cached_objcg), root);
+	bool ret;
+
+	if (!st->cached_objcg)
+		return false;
+	rcu_read_lock();
+	ret = mem_cgroup_is_descendant(obj_cgroup_memcg(st->cached_objcg), root);
+	rcu_read_unlock();
+	return ret;
 }
 
 /* drain_all_stock - every CPU's stocks that hold charges of root's subtree. */
@@ -868,5 +879,4 @@ void memcg_drain(void)
 	pthread_mutex_unlock(&tree_lock);
 	/* the pages given back went through the stocks */
 	drain_all_stock(root_memcg);
-	memcg_reap(false);
 }

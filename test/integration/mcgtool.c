@@ -10,6 +10,10 @@
  *                                      send a malformed batch: one line per step
  *   mcgtool ioctlkmalloc FILE SIZE N   one batch: kmalloc SIZE GFP_KERNEL_ACCOUNT xN;
  *                                      prints the op's errno name (or OK) and the ms taken
+ *   mcgtool lat FILE text|ioctl N [alloc]  N requests, each on a fresh fd (open,
+ *                                      request, reply, close): whoami, or with
+ *                                      alloc kmalloc 4096 GFP_KERNEL_ACCOUNT x64;
+ *                                      "n=N fail=F p50=MS p99=MS max=MS"
  *   mcgtool errno OP ARGS...           OK or the errno name of one call:
  *       write FILE DATA [nonblock]     open O_WRONLY (its failure: "open:ERRNO"),
  *                                      one write(2) of DATA
@@ -26,11 +30,14 @@
  *   mcgtool inotify FILE MS [CMD]      watch FILE for IN_MODIFY, run CMD, wait MS:
  *                                      "MODIFY" or "TIMEOUT"
  *   mcgtool inotifycount FILE MS CMD   run CMD in the background, count IN_MODIFY
- *                                      events of FILE for MS after it started"
+ *                                      events of FILE for MS after it started:
+ *                                      "COUNT CMD_MS" (CMD_MS: how long CMD ran)
  *   mcgtool psipoll FILE TRIGGER MS [CMD] write a PSI trigger on an fd, run CMD, wait
  *                                      MS for POLLPRI: "PRI" or "TIMEOUT"
  *   mcgtool readwait FILE SIZE MS      a read that may block, interrupted by a
  *                                      signal after MS: "<n> bytes" or the errno
+ *   mcgtool writewait FILE DATA MS     one write(2) of DATA, interrupted by a signal
+ *                                      after MS: "OK <ms>" or "<ERRNO> <ms>"
  *   mcgtool readnb FILE SIZE           one O_NONBLOCK read: bytes or errno
  *   mcgtool pollin FILE MS             poll(POLLIN) on a fresh fd: "IN" or "TIMEOUT"
  *   mcgtool threads N SECONDS          N threads besides the main one, their ids on
@@ -44,7 +51,8 @@
  *                                      fails whole, else "done=D failed=F ERRNO..."
  *                                      (each operation's result, OK for 0)
  *   mcgtool ioctlfree FILE OP [CACHE] HANDLE...  one ioctl per handle (OP kfree,
- *                                      cache or pages), each result on a line; with
+ *                                      cache, pages or mark: mark_page_accessed),
+ *                                      each result on a line; with
  *                                      $MCG_GO set, first waits until that file exists
  *   mcgtool ctlseek FILE               memcgfs.ctl's file positions: a reply read
  *                                      ahead and given back with lseek, pread, a
@@ -66,6 +74,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -530,6 +539,8 @@ static int cmd_ioctlfree(int argc, char **argv)
 		opc = MEMCGFS_OP_KFREE;
 	else if (!strcmp(argv[1], "pages"))
 		opc = MEMCGFS_OP_FREE_PAGES;
+	else if (!strcmp(argv[1], "mark"))
+		opc = MEMCGFS_OP_MARK_PAGE_ACCESSED;
 	else if (!strcmp(argv[1], "cache") && argc > 2) {
 		opc = MEMCGFS_OP_KMEM_CACHE_FREE;
 		cache = argv[i++];
@@ -588,6 +599,77 @@ static int cmd_ioctlkmalloc(int argc, char **argv)
 	printf("%s %ld\n", b.u.ops[0].error ? ename(-b.u.ops[0].error) : "OK",
 	       (long)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000));
 	close(fd);
+	return 0;
+}
+
+static double ms_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* One request as a client makes it, open to close; false if it failed. */
+static bool lat_one(const char *path, bool text, bool alloc)
+{
+	static struct memcgfs_ctl_batch_max b;
+	char reply[4096];
+	bool ok;
+	int fd = open(path, O_RDWR);
+
+	if (fd < 0)
+		return false;
+	if (text) {
+		const char *req = alloc ? "kmalloc 4096 GFP_KERNEL_ACCOUNT x64\n" : "whoami\n";
+
+		ok = write(fd, req, strlen(req)) == (ssize_t)strlen(req) &&
+		     read_reply(fd, reply, sizeof(reply)) > 0 && !strncmp(reply, "ok", 2);
+	} else {
+		memset(&b, 0, sizeof(b));
+		b.hdr.version = MEMCGFS_CTL_VERSION;
+		b.hdr.nr_ops = 1;
+		b.u.ops[0].op = alloc ? MEMCGFS_OP_KMALLOC : MEMCGFS_OP_WHOAMI;
+		b.u.ops[0].size = 4096;
+		b.u.ops[0].flags = MEMCGFS_GFP_KERNEL_ACCOUNT;
+		b.u.ops[0].count = alloc ? 64 : 8;	/* whoami: its slot and the path */
+		b.u.ops[0].slot = MEMCGFS_CTL_FIRST_SLOT(1);
+		ok = !ioctl(fd, MEMCGFS_IOC_BATCH_MAX, &b) && !b.u.ops[0].error;
+	}
+	return !close(fd) && ok;
+}
+
+static int cmd_lat(int argc, char **argv)
+{
+	bool text = !strcmp(argv[1], "text"), alloc = argc > 3 && !strcmp(argv[3], "alloc");
+	int n = atoi(argv[2]), fails = 0;
+	double *ms;
+
+	if (n < 1 || (!text && strcmp(argv[1], "ioctl")))
+		return usage();
+	ms = calloc((size_t)n, sizeof(*ms));
+	if (!ms)
+		return 1;
+	for (int i = 0; i < n; i++) {
+		struct timespec t0;
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		if (!lat_one(argv[0], text, alloc))
+			fails++;
+		ms[i] = ms_since(&t0);
+	}
+	qsort(ms, (size_t)n, sizeof(*ms), cmp_double);
+	/* the nearest-rank percentiles */
+	printf("n=%d fail=%d p50=%.2f p99=%.2f max=%.2f\n", n, fails, ms[(n * 50 + 99) / 100 - 1],
+	       ms[(n * 99 + 99) / 100 - 1], ms[n - 1]);
+	free(ms);
 	return 0;
 }
 
@@ -823,6 +905,7 @@ static int cmd_inotifycount(int argc, char **argv)
 {
 	int ms = atoi(argv[1]), count = 0;
 	int in = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	double cmd_ms = -1;
 	struct timespec t0, t;
 	pid_t pid;
 
@@ -843,10 +926,14 @@ static int cmd_inotifycount(int argc, char **argv)
 		long left;
 		ssize_t n;
 
+		if (cmd_ms < 0 && waitpid(pid, NULL, WNOHANG) == pid)
+			cmd_ms = ms_since(&t0);
 		clock_gettime(CLOCK_MONOTONIC, &t);
 		left = ms - ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
 		if (left <= 0)
 			break;
+		if (cmd_ms < 0 && left > 5)
+			left = 5;	/* look at the command again soon */
 		if (poll(&p, 1, (int)left) != 1)
 			continue;
 		while ((n = read(in, buf, sizeof(buf))) > 0)
@@ -857,8 +944,11 @@ static int cmd_inotifycount(int argc, char **argv)
 				q += sizeof(*ev) + ev->len;
 			}
 	}
-	waitpid(pid, NULL, 0);
-	printf("%d\n", count);
+	if (cmd_ms < 0) {
+		waitpid(pid, NULL, 0);
+		cmd_ms = ms_since(&t0);
+	}
+	printf("%d %.0f\n", count, cmd_ms);
 	close(in);
 	return 0;
 }
@@ -907,6 +997,26 @@ static int cmd_readwait(int argc, char **argv)
 		printf("%zd bytes\n", n);
 	close(fd);
 	free(buf);
+	return 0;
+}
+
+static int cmd_writewait(int argc, char **argv)
+{
+	struct sigaction sa = { .sa_handler = on_alarm };	/* no SA_RESTART */
+	struct timespec t0;
+	ssize_t n;
+	int fd;
+
+	(void)argc;
+	sigaction(SIGALRM, &sa, NULL);
+	fd = open_err(argv[0], O_WRONLY);
+	if (fd < 0)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ualarm((useconds_t)atoi(argv[2]) * 1000, 0);
+	n = write(fd, argv[1], strlen(argv[1]));
+	printf("%s %.0f\n", n < 0 ? ename(errno) : "OK", ms_since(&t0));
+	close(fd);
 	return 0;
 }
 
@@ -1117,7 +1227,8 @@ int main(int argc, char **argv)
 		{ "threads", cmd_threads, 1 },
 		{ "ctlx", cmd_ctlx, 1 }, { "cats", cmd_cats, 1 }, { "ioctlcase", cmd_ioctlcase, 2 },
 		{ "ioctlfree", cmd_ioctlfree, 3 }, { "ctlseek", cmd_ctlseek, 1 },
-		{ "xattr", cmd_xattr, 2 },
+		{ "xattr", cmd_xattr, 2 }, { "lat", cmd_lat, 3 },
+		{ "writewait", cmd_writewait, 3 },
 	};
 
 	setvbuf(stdout, NULL, _IOLBF, 0);

@@ -15,7 +15,7 @@
 . "$(dirname "$0")/lib.sh"
 
 command -v setpriv >/dev/null || skip "no setpriv (util-linux)"
-mount_fs -o memory=128M -o cpus=1
+mount_fs -o memory=128M
 CTL=$MNT/memcgfs.ctl
 NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
 OTHER="setpriv --reuid=65533 --regid=65533 --clear-groups"
@@ -276,6 +276,13 @@ EINVAL|b|kmem_cache_free bi_one $C11 $C11\n
 EINVAL|b|kfree $MANY\n
 EPERM|nobody|kfree $K1\n
 EPERM|nobody|kfree $N1 $K1\n
+EPERM|nobody|kfree $K1 bad!handle\n
+EINVAL|nobody|kfree bad!handle $K1\n
+EPERM|nobody|free_pages $P1 zz\n
+EPERM|nobody|mark_page_accessed $P1 zz\n
+EINVAL|b|mark_page_accessed $K1\n
+EINVAL|b|mark_page_accessed zz $P1\n
+EINVAL|b|mark_page_accessed\n
 EPERM|nobody|kmem_cache_free bi_one $C11\n
 EPERM|nobody|free_pages $P1\n
 EPERM|nobody|kmem_cache_destroy bi_one\n

@@ -15,7 +15,7 @@ if [ ! -x "$LIBTEST" ]; then
 	finish
 fi
 
-mount_fs -o memory=128M -o cpus=1
+mount_fs -o memory=128M
 mkdir "$MNT/a"
 
 "$LIBTEST" "$MNT" a >"$TMP/out" 2>&1

@@ -4,7 +4,7 @@
 # rmdir, memory.max -> ENOMEM, bad input.
 . "$(dirname "$0")/lib.sh"
 
-mount_fs -o memory=128M -o cpus=1
+mount_fs -o memory=128M
 mkdir -p "$MNT/a/b"
 echo +memory > "$MNT/a/cgroup.subtree_control"
 CTL=$MNT/memcgfs.ctl
@@ -17,8 +17,8 @@ ctl_in() {
 }
 stat_of() { sed -n "s/^$2 //p" "$MNT/$1/memory.stat"; }
 
-match "whoami from the root" "^OK ok pid=$$ cgroup=/ cpu=0$" "$(bash -c 'exec "$1" ctl "$2" whoami' _ "$MCGTOOL" "$CTL" | sed "s/pid=[0-9]*/pid=$$/")"
-match "whoami from a cgroup: the caller's process and cgroup" "^OK ok pid=[0-9]+ cgroup=/a/b cpu=0$" "$(ctl_in a/b whoami)"
+match "whoami from the root" "^OK ok pid=$$ cgroup=/ cpu=[0-9]+$" "$(bash -c 'exec "$1" ctl "$2" whoami' _ "$MCGTOOL" "$CTL" | sed "s/pid=[0-9]*/pid=$$/")"
+match "whoami from a cgroup: the caller's process and cgroup" "^OK ok pid=[0-9]+ cgroup=/a/b cpu=[0-9]+$" "$(ctl_in a/b whoami)"
 match "whoami: the pid is the thread group of the writer" "^yes$" \
 	"$(bash -c 'echo $$ > "$1/a/b/cgroup.procs"; r=$("$2" ctl "$3" whoami); case "$r" in *"pid=$$ "*) ;; *) p=$(echo "$r" | sed "s/.*pid=\([0-9]*\).*/\1/"); [ "$(cut -d" " -f4 /proc/$p/stat 2>/dev/null)" = $$ ] || echo no;; esac; echo yes' _ "$MNT" "$MCGTOOL" "$CTL" | tail -n1)"
 
@@ -61,7 +61,9 @@ OUT=$(ctl_in a/b "kmalloc 2000 GFP_KERNEL_ACCOUNT x8" drain)
 HANDLES=$(echo "$OUT" | head -n1 | cut -d' ' -f3-)
 SLAB_A=$(stat_of a slab)
 eq "rmdir of a/b with objects still charged" "OK" "$(mcg errno rmdir "$MNT/a/b")"
-eq "reparented: a's slab unchanged" "$SLAB_A" "$(stat_of a slab)"
+# (b itself goes an RCU grace period after its last reference, and with it
+# its own structures that mkdir charged to a: the objects stay)
+ok "reparented: a holds the objects, 8 x (2048 + 8)" test "$(stat_of a slab)" -ge 16448 -a "$(stat_of a slab)" -le "$SLAB_A"
 OUT=$(bash -c 'exec "$1" ctl "$2" "kfree $3" drain' _ "$MCGTOOL" "$CTL" "$HANDLES")
 eq "freeing them after rmdir" "$(printf 'OK ok\nOK ok')" "$OUT"
 # (the dying b's own structures, charged to a at mkdir, go when it is freed)
@@ -121,7 +123,7 @@ match "bash's read of an x1024 reply: 1024 handles" "^1024 handles, 17410 bytes,
 R=$(echo "$OUT" | head -n1 | sed 's/.* \([0-9-]*\) reads$/\1/')
 ok "... in a few read(2) calls, not one per byte ($R)" test "$R" -ge 1 -a "$R" -le 16
 eq "... then each request on the same fd its own reply" "ok ok ok ok ok ok" "$(echo "$OUT" | sed -n 2,7p | tr '\n' ' ' | sed 's/ $//')"
-match "... whoami after them" "^ok pid=[0-9]+ cgroup=/ cpu=0$" "$(echo "$OUT" | sed -n 8p)"
+match "... whoami after them" "^ok pid=[0-9]+ cgroup=/ cpu=[0-9]+$" "$(echo "$OUT" | sed -n 8p)"
 OUT=$(mcg ctlseek "$CTL")
 eq "file positions: the reply after the request" "write 7 at 7" "$(echo "$OUT" | sed -n 1p)"
 eq "... read ahead, given back with lseek, read again" "given back and read again: same" "$(echo "$OUT" | sed -n 2p)"
@@ -173,8 +175,7 @@ T0=$(date +%s%N)
 cat "$MNT/h/memory.stat" >/dev/null
 DUR=$(( ($(date +%s%N) - T0) / 1000000 ))
 ok "12 throttled clients, 10 workers: another client is served at once (${DUR} ms)" test "$DUR" -lt 500
-# (the kernel serialises writes to one FUSE inode: the others wait for the
-# first in the kernel, not in the daemon; background jobs ignore SIGINT)
+# (background jobs ignore SIGINT)
 T0=$(date +%s%N)
 kill -TERM $PIDS 2>/dev/null
 for p in $PIDS; do wait "$p" 2>/dev/null; done

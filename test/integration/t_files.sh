@@ -225,10 +225,14 @@ ok "+memory in a: b gets memory files" test -e "$MNT/a/b/memory.current"
 # after rmdir, I/O through an earlier fd: ENODEV
 mkdir "$MNT/gone"
 exec 6<>"$MNT/gone/memory.max"
+exec 7<>"$MNT/gone/cgroup.max.depth"
 rmdir "$MNT/gone"
 eq "after rmdir: read ENODEV" "ENODEV" "$(dd bs=64 count=1 <&6 2>&1 >/dev/null | grep -o 'No such device' | sed 's/No such device/ENODEV/')"
 eq "after rmdir: write ENODEV" "ENODEV" "$( (echo 1M >&6) 2>&1 | grep -o 'No such device' | sed 's/No such device/ENODEV/')"
-exec 6<&-
+# a core file too (no memcg to have gone with it: the cgroup is removed)
+eq "after rmdir: a core file's read ENODEV" "ENODEV" "$(dd bs=64 count=1 <&7 2>&1 >/dev/null | grep -o 'No such device' | sed 's/No such device/ENODEV/')"
+eq "after rmdir: a core file's write ENODEV" "ENODEV" "$( (echo 5 >&7) 2>&1 | grep -o 'No such device' | sed 's/No such device/ENODEV/')"
+exec 6<&- 7<&-
 
 # delegation: chown and chmod of a cgroup and its files
 chown 1000:1000 "$MNT/a" "$MNT/a/cgroup.procs"

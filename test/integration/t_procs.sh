@@ -170,6 +170,14 @@ wait_for "the process is stopped" test "$(awk '{ print $3 }' /proc/$F1/stat)" = 
 mkdir "$MNT/c/d"
 eq "a new child of a frozen cgroup is frozen" "populated 0 frozen 1" "$(events c/d)"
 eq "... while its own cgroup.freeze is 0" "0" "$(cat "$MNT/c/d/cgroup.freeze")"
+# a process moved into it is frozen too (the effective state, not the setting)
+sleep 60 &
+F2=$!
+echo "$F2" > "$MNT/c/d/cgroup.procs"
+wait_for "a process moved into a frozen child is stopped" test "$(awk '{ print $3 }' /proc/$F2/stat)" = T
+echo "$F2" > "$MNT/cgroup.procs"
+wait_for "... and runs again once moved out" test "$(awk '{ print $3 }' /proc/$F2/stat)" = S
+kill "$F2"; wait "$F2" 2>/dev/null
 sleep 0.05
 match "cgroup.stat.local counts frozen time" "^frozen_usec [1-9][0-9]*$" "$(cat "$MNT/c/cgroup.stat.local")"
 echo 0 > "$MNT/c/cgroup.freeze"

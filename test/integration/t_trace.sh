@@ -24,6 +24,13 @@ match "kmalloc event in ftrace's format" \
 	"mcgtool-[0-9]+ +\[[0-9]+\] \.{5} +[0-9]+\.[0-9]{6}: kmalloc: call_site=traced ptr=[0-9a-fx]+ bytes_req=100 bytes_alloc=128 gfp_flags=GFP_KERNEL_ACCOUNT node=-?[0-9]+ accounted=true" \
 	"$TRACE"
 
+# without site=, the function inside memcgfs that allocated, as %pS prints
+# it: a static function of the daemon's too (its full symbol table)
+charge "kmalloc 100 GFP_KERNEL_ACCOUNT"
+TRACE=$(timeout 1 cat "$MNT/trace_pipe" 2>/dev/null; true)
+match "call_site without site=: NAME+0xOFF/0xSIZE" \
+	"kmalloc: call_site=[A-Za-z_][A-Za-z0-9_.]*\+0x[0-9a-f]+/0x[0-9a-f]+ ptr=[0-9a-f]+ bytes_req=100 " "$TRACE"
+
 # a blocked reader is woken by an event
 mcg readwait "$MNT/trace_pipe" 4096 3000 >"$TMP/rw.out" &
 RW=$!
@@ -45,8 +52,11 @@ sleep 0.5
 eq "12 blocked readers, 4 workers: ls still works" "ok" "$(timeout 5 ls "$MNT/a" >/dev/null && echo ok)"
 eq "... and writes" "ok" "$(timeout 5 bash -c "echo 1M > $MNT/a/memory.max" && echo ok)"
 kill -KILL $PIDS 2>/dev/null
+# a read the daemon never answers keeps its killed reader in the kernel
+GONE=ok
+for p in $PIDS; do wait_gone "$p" 5 || GONE="pid $p still blocked 5 s after SIGKILL"; done
+eq "SIGKILL ends every blocked read" ok "$GONE"
 for p in $PIDS; do wait "$p" 2>/dev/null; done
-pass "SIGKILL ends every blocked read"
 
 echo 0 > "$MNT/tracing_on"
 timeout 1 cat "$MNT/trace_pipe" >/dev/null 2>&1

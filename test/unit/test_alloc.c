@@ -2048,6 +2048,58 @@ static void test_partial_lists(void **state)
 	EXPECT_DESTROY(s, "plist");
 }
 
+/*
+ * __slab_free discards a slab that becomes empty on the node partial list
+ * once the node holds min_partial (5) or more (the kernel's >=).  One CPU,
+ * 20 full slabs of 13: one free in each of S1..S9 (S1..S4, then S5..S8
+ * flushed from the CPU partial list: 8 partial slabs on the node), then
+ * S1..S4 emptied in order: S1, S2, S3 go with 8, 7, 6 on the node, S4
+ * with exactly 5: 16 slabs left (17 if the boundary were > min_partial).
+ */
+static void test_partial_discard_at_min(void **state)
+{
+	static void *objs[260];
+	struct kmem_cache_info info;
+	struct alloc_stats base, st;
+	struct kmem_cache *s;
+
+	(void)state;
+	pin(0);
+	s = kmem_cache_create("pdisc", 2312, 0, SLAB_HWCACHE_ALIGN);
+	assert_non_null(s);
+	kmem_cache_info(s, &info);
+	assert_int_equal(info.objects, 13);
+	assert_int_equal(info.min_partial, 5);
+	assert_int_equal(info.cpu_partial_slabs, 4);
+	kmem_cache_shrink_all();
+	stats(&base);
+	for (unsigned i = 0; i < 260; i++) {
+		objs[i] = kmem_cache_alloc(s, GFP_KERNEL);
+		assert_non_null(objs[i]);
+	}
+	expect_slabinfo("pdisc", 260, 260, 2368, 13, 8, 20);
+	for (unsigned k = 0; k < 9; k++) {
+		kmem_cache_free(s, objs[k * 13]);
+		objs[k * 13] = NULL;
+	}
+	for (unsigned k = 0; k < 4; k++)
+		for (unsigned i = k * 13 + 1; i < (k + 1) * 13; i++) {
+			kmem_cache_free(s, objs[i]);
+			objs[i] = NULL;
+		}
+	/* a free in another slab hands S4's gathered run to __slab_free */
+	kmem_cache_free(s, objs[9 * 13 + 1]);
+	objs[9 * 13 + 1] = NULL;
+	stats(&st);
+	EXPECT_EQ((st.pages_slab - base.pages_slab) / 8, 16,
+		  "slabs left: the fourth emptied with nr_partial == min_partial is discarded");
+	for (unsigned i = 0; i < 260; i++)
+		if (objs[i])
+			kmem_cache_free(s, objs[i]);
+	kmem_cache_shrink(s);
+	EXPECT_DESTROY(s, "pdisc");
+}
+
 /* ------------------------------------------------------------------ */
 
 struct gfp_case {
@@ -3474,6 +3526,7 @@ int main(void)
 		T4(test_slabinfo_format),
 		T4(test_shrink),
 		T4(test_partial_lists),
+		T4(test_partial_discard_at_min),
 		T4(test_gfp_format),
 		T4(test_gfp_parse),
 		T4(test_slab_flags_format_parse),

@@ -706,6 +706,10 @@ static void test_bad_bytes(void **state)
 	ERR_RAW(&alice, EINVAL, big, 4097);		/* 4097 bytes: the newline is the last */
 	big[4096] = '\n';
 	ERR_RAW(&alice, EINVAL, big, 4097);
+	big[4095] = ' ';			/* one line of 4097 bytes: the length alone */
+	ERR_RAW(&alice, EINVAL, big, 4097);
+	assert_non_null(strstr(reply, "longer than 4096"));
+	big[4095] = '\n';
 	assert_int_equal(req_raw(&alice, big, 4096), 0);	/* 4096 without a newline */
 	ERR_RAW(&alice, EINVAL, big, sizeof(big));
 	memset(big, 'k', sizeof(big));
@@ -745,6 +749,7 @@ static void test_bad_handles(void **state)
 	/* stale, double (one request or two), forged */
 	ERR(&alice, EINVAL, "kfree %016llx", H(stale));
 	ERR(&alice, EINVAL, "kfree %016llx %016llx", H(a[0]), H(a[0]));
+	assert_non_null(strstr(reply, "named twice (handle 2 of 2)"));
 	ERR(&alice, EINVAL, "kfree %016llx %016llx %016llx", H(a[0]), H(a[1]), H(a[0]));
 	ERR(&alice, EINVAL, "kfree %016llx", H(forged));
 	ERR(&alice, EINVAL, "kfree %016llx", H(a[0] + (1ull << 32)));
@@ -1042,6 +1047,13 @@ static void test_trace_site(void **state)
 	OK(&bob, "kmem_cache_destroy tr");
 	OK(&alice, "kfree %016llx", H(h));
 	assert_true(trace_has(&cur, "alice-101 ", "kfree: "));
+	/* the longest site= kept whole (39 characters), one more refused */
+	OK(&alice, "kmalloc 64 site=%s", "s23456789012345678901234567890123456789");
+	h2 = one_handle();
+	assert_true(trace_has(&cur, "alice-101 ",
+			      "call_site=s23456789012345678901234567890123456789 "));
+	ERR(&alice, EINVAL, "kmalloc 64 site=%s", "s234567890123456789012345678901234567890");
+	OK(&alice, "kfree %016llx", H(h2));
 	OK(&alice, "alloc_pages file");
 	h = one_handle();
 	assert_true(trace_has(&cur, "alice-101 ", "mm_page_alloc: "));

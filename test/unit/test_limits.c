@@ -809,6 +809,7 @@ static unsigned long long base_usage(struct mem_cgroup *m)
 static unsigned long shr_count_calls, shr_scan_calls, shr_freed;
 static long shr_file_at_first_scan = -1;	/* tracked live file pages then */
 static unsigned long shr_first_scan_seq;
+static _Atomic bool *shr_signal;		/* raised by the first scan, if set */
 
 static unsigned long shr_count(struct shrinker *s, struct mem_cgroup *memcg)
 {
@@ -849,6 +850,8 @@ static unsigned long shr_scan(struct shrinker *s, struct mem_cgroup *memcg, unsi
 		}
 	}
 	shr_freed += freed;
+	if (shr_signal)
+		atomic_store(shr_signal, true);
 	pthread_mutex_unlock(&track_lock);
 	for (unsigned long i = 0; i < freed; i++)
 		kmem_cache_free(rcache, victims[i]);
@@ -959,6 +962,96 @@ static void check_delay(uint64_t got, uint64_t overage, uint64_t nr_pages, const
 
 /* ================================================================== */
 /* Events at memory.max (§8.3, §10)                                    */
+
+/*
+ * consume_stock() serves a charge of exactly the batch (64 pages) from a
+ * stock that holds 64: the kernel's "nr_pages > MEMCG_CHARGE_BATCH" is the
+ * only bypass.  64 vmalloc pages freed one by one (objcg pages go back
+ * through the stock) leave it 64; an order-6 charge then takes them and
+ * the counter does not move.
+ */
+static void test_stock_serves_a_batch(void **state)
+{
+	struct mem_cgroup *c = mk(root_mem_cgroup());
+	struct memcg_task *t = mktask(1043, c, 0);
+	unsigned int first;
+
+	(void)state;
+	memcg_set_current(t);
+	first = nblk;
+	need(MEMCG_PAGE_VMALLOC, 0, 64);
+	memcg_set_current(NULL);
+	memcg_drain();
+	DEFER_EQ(usage_pg(c), 64, "64 vmalloc pages charged, the stock drained");
+	for (unsigned int i = first; i < first + 64; i++)
+		pfree(&blks[i]);
+	DEFER_EQ(usage_pg(c), 64, "freed: the 64 pages wait in the stock");
+	memcg_set_current(t);
+	need(MEMCG_PAGE_VMALLOC, 6, 1);
+	memcg_set_current(NULL);
+	DEFER_EQ(usage_pg(c), 64, "an order-6 charge came from the stock: the counter stays");
+	finish();
+}
+
+/*
+ * The penalty's "not worth a sleep" bound is inclusive, as the kernel's
+ * (penalty_jiffies <= HZ / 100): 64 pages over a high of 1024 pages with
+ * 1037 in use cost exactly 10 jiffies: no delay; with 1038, 11: 11 ms.
+ */
+static void test_high_penalty_boundary(void **state)
+{
+	struct mem_cgroup *c = mk(root_mem_cgroup()), *d = mk(root_mem_cgroup());
+	struct memcg_task *t = mktask(1041, c, 0), *u = mktask(1042, d, 0);
+
+	(void)state;
+	set_bytes(c, "memory.high", 1024);
+	set_bytes(d, "memory.high", 1024);
+	memcg_set_current(t);
+	need(MEMCG_PAGE_ANON, 0, 1037);
+	memcg_set_current(u);
+	need(MEMCG_PAGE_ANON, 0, 1038);
+	memcg_set_current(NULL);
+	memcg_drain();
+	DEFER_EQ(usage_pg(c), 1037, "c's usage");
+	DEFER_EQ(memcg_task_pages_over_high(t), 64, "c's task owes the batch over high");
+	DEFER_EQ(memcg_handle_over_high(t), 0, "10 jiffies: no delay");
+	DEFER_EQ(usage_pg(d), 1038, "d's usage");
+	DEFER_EQ(memcg_task_pages_over_high(u), 64, "d's task owes the batch over high");
+	DEFER_EQ(memcg_handle_over_high(u), 11ull * 1000 * 1000, "11 jiffies: 11 ms");
+	finish();
+}
+
+/*
+ * __GFP_NOFAIL at the limit when an OOM kill frees nothing: each task is
+ * chosen once in the charge's OOM handling, the holder (the higher
+ * badness) first, then the allocator itself, and only then is the charge
+ * forced past max, as the kernel's sequence ends once the reaper has
+ * skipped the first victim and the allocator is dying: oom_kill 2.
+ */
+static void test_nofail_kills_each_once(void **state)
+{
+	struct mem_cgroup *c = mk(root_mem_cgroup());
+	struct memcg_task *h = mktask(1031, c, 500), *a = mktask(1032, c, 0);
+	struct page *pg;
+	int err;
+
+	(void)state;
+	/* 2000 pages: oom_score_adj counts 2 points per 1 (adj * total / 1000) */
+	set_bytes(c, "memory.max", 2000);
+	memcg_set_current(h);
+	need(MEMCG_PAGE_SOCK, 0, 2000);		/* charged, owned by nobody: a kill frees none */
+	memcg_set_current(a);
+	pg = palloc(MEMCG_PAGE_ANON, GFP_KERNEL | __GFP_NOFAIL, 0, &err);
+	memcg_set_current(NULL);
+	DEFER_TRUE(pg != NULL, "__GFP_NOFAIL is forced in the end (err %d)", err);
+	DEFER_TRUE(memcg_task_oom_killed(h), "the holder (badness by oom_score_adj 500) was killed");
+	DEFER_TRUE(memcg_task_oom_killed(a), "then the allocator");
+	DEFER_EQ(ev(c, "oom_kill"), 2, "oom_kill: each task once");
+	DEFER_EQ(nkilled, 2, "two kills");
+	memcg_drain();
+	DEFER_EQ(usage_pg(c), 2001, "forced past max by one page");
+	finish();
+}
 
 /*
  * max counts once per charge attempt that enters the limit path (not for a
@@ -1570,6 +1663,172 @@ static void test_reclaim_order(void **state)
 		 stv(c, "pgscan_kswapd") + stv(c, "pgscan_khugepaged"), "pgscan is the sum");
 	EXPECT_EVENTS(c, "memory.events", "proactive reclaim raises no event", 0, 0, 0, 0, 0, 0, 0);
 	unregister_shrinker(&test_shrinker);
+	finish();
+}
+
+/* The blocks allocated from index 'first' on, in order, as pages. */
+static struct page *blk_page(unsigned int i)
+{
+	return blks[i].pg;
+}
+
+/* ":i,j,..." of the blocks from first..first+n-1 in the order reclaim freed them. */
+static void reclaim_order(unsigned int first, unsigned int n, char *out, size_t len)
+{
+	size_t pos = 0;
+	unsigned long last = 0;
+
+	out[0] = '\0';
+	for (;;) {
+		unsigned long best = ~0ul;
+		int bi = -1;
+
+		for (unsigned int i = first; i < first + n; i++)
+			if (blks[i].notified && blks[i].seq > last && blks[i].seq < best) {
+				best = blks[i].seq;
+				bi = (int)i;
+			}
+		if (bi < 0 || pos + 8 >= len)
+			break;
+		pos += (size_t)snprintf(out + pos, len - pos, "%s%u", pos ? "," : "",
+					(unsigned int)bi - first);
+		last = best;
+	}
+}
+
+/*
+ * The second reference of an inactive page activates it (the kernel's
+ * folio_mark_accessed): a file page's first is its allocation, an anon
+ * page needs two marks; an active page stays; pgactivate counts them.
+ */
+static void test_mark_page_accessed(void **state)
+{
+	struct mem_cgroup *c = mk(root_mem_cgroup());
+	struct memcg_task *t = mktask(1521, c, 0);
+	unsigned int f = nblk, a;
+
+	(void)state;
+	memcg_set_current(t);
+	need(MEMCG_PAGE_FILE, 0, 4);
+	a = nblk;
+	need(MEMCG_PAGE_ANON, 0, 2);
+	memcg_set_current(NULL);
+	DEFER_EQ(stp(c, "active_file"), 0, "no page active at first");
+	DEFER_EQ(memcg_mark_page_accessed(blk_page(f), memcg_page_id(blk_page(f))), 0, "mark file 0");
+	DEFER_EQ(stp(c, "active_file"), 1, "a file page's second reference activates it");
+	DEFER_EQ(stp(c, "inactive_file"), 3, "three stay inactive");
+	DEFER_EQ(stv(c, "pgactivate"), 1, "pgactivate");
+	DEFER_EQ(memcg_mark_page_accessed(blk_page(f), memcg_page_id(blk_page(f))), 0, "again");
+	DEFER_EQ(memcg_mark_page_accessed(blk_page(f), memcg_page_id(blk_page(f))), 0, "again");
+	DEFER_EQ(stp(c, "active_file"), 1, "an active page stays active");
+	DEFER_EQ(stv(c, "pgactivate"), 1, "... and is not counted again");
+	DEFER_EQ(memcg_mark_page_accessed(blk_page(a), memcg_page_id(blk_page(a))), 0, "mark anon 0");
+	DEFER_EQ(stp(c, "active_anon"), 0, "an anon page's first reference: only its flag");
+	DEFER_EQ(memcg_mark_page_accessed(blk_page(a), memcg_page_id(blk_page(a))), 0, "again");
+	DEFER_EQ(stp(c, "active_anon"), 1, "the second activates it");
+	DEFER_EQ(stp(c, "inactive_anon"), 1, "the other anon page stays inactive");
+	DEFER_EQ(stv(c, "pgactivate"), 2, "pgactivate counts both");
+	DEFER_EQ(memcg_mark_page_accessed(blk_page(f + 1), memcg_page_id(blk_page(f + 1)) + 1),
+		 -ENOENT, "another allocation's id: -ENOENT");
+	DEFER_EQ(stp(c, "active_file"), 1, "... nothing marked");
+	finish();
+}
+
+/*
+ * Reclaim takes the inactive list from its tail, the oldest first (after
+ * one rotation: a file page is referenced when allocated), and leaves the
+ * active list alone while the inactive list is not low; once it is low
+ * (inactive < active), the active list's tail is deactivated to the
+ * inactive head (pgrefill, pgdeactivate) and reclaimed after the rest.
+ */
+static void test_reclaim_lru_order(void **state)
+{
+	struct mem_cgroup *c = mk(root_mem_cgroup()), *d = mk(root_mem_cgroup());
+	struct memcg_task *t = mktask(1522, c, 0), *u = mktask(1523, d, 0);
+	unsigned int f = nblk, g;
+	char order[512], want[512];
+	size_t pos = 0;
+
+	(void)state;
+	memcg_set_current(t);
+	need(MEMCG_PAGE_FILE, 0, 64);
+	memcg_set_current(NULL);
+	for (unsigned int i = 0; i < 8; i++)
+		DEFER_EQ(memcg_mark_page_accessed(blk_page(f + i), memcg_page_id(blk_page(f + i))), 0,
+			 "activate page %u", i);
+	DEFER_EQ(try_to_free_mem_cgroup_pages(c, 32, GFP_KERNEL, false), 32, "reclaim 32 pages");
+	reclaim_order(f, 64, order, sizeof(order));
+	for (unsigned int i = 8; i < 40; i++)
+		pos += (size_t)snprintf(want + pos, sizeof(want) - pos, "%s%u", i > 8 ? "," : "", i);
+	DEFER_STR(order, want, "the 32 oldest inactive pages, oldest first; the 8 active ones stay");
+	/* 56 rotated once (referenced since their charge), 32 of them taken after */
+	DEFER_EQ(stv(c, "pgscan"), 88, "pgscan: the rotations and the reclaimed");
+	DEFER_EQ(stv(c, "pgsteal"), 32, "pgsteal");
+	DEFER_EQ(stp(c, "active_file"), 8, "active_file");
+	DEFER_EQ(stv(c, "pgdeactivate"), 0, "inactive not low (56 against 8): no deactivation");
+	DEFER_EQ(stv(c, "pgrefill"), 0, "... and no active page scanned");
+
+	/* 16 pages, 12 activated: inactive is low */
+	memcg_set_current(u);
+	g = nblk;
+	need(MEMCG_PAGE_FILE, 0, 16);
+	memcg_set_current(NULL);
+	for (unsigned int i = 0; i < 12; i++)
+		memcg_mark_page_accessed(blk_page(g + i), memcg_page_id(blk_page(g + i)));
+	DEFER_EQ(stv(d, "pgactivate"), 12, "pgactivate");
+	DEFER_EQ(try_to_free_mem_cgroup_pages(d, 16, GFP_KERNEL, false), 16, "reclaim all 16");
+	reclaim_order(g, 16, order, sizeof(order));
+	DEFER_STR(order, "12,13,14,15,0,1,2,3,4,5,6,7,8,9,10,11",
+		    "the inactive pages first, then the deactivated ones from the active tail");
+	DEFER_EQ(stv(d, "pgdeactivate"), 12, "pgdeactivate");
+	DEFER_EQ(stv(d, "pgrefill"), 12, "pgrefill");
+	DEFER_EQ(stp(d, "active_file") + stp(d, "inactive_file"), 0, "the lists are empty");
+	finish();
+}
+
+/*
+ * A signal to the writer ends memory.reclaim with -EINTR between batches
+ * (the kernel's memory_reclaim() polls signal_pending()): pending at the
+ * start, nothing is scanned; arriving during a batch, the next batch is
+ * not started, where without it the fruitless retries end in -EAGAIN.
+ */
+static void test_memory_reclaim_signal(void **state)
+{
+	struct mem_cgroup *c = mk(root_mem_cgroup());
+	struct memcg_task *t = mktask(1512, c, 0);
+	static _Atomic bool sig;
+	unsigned long long f, sc;
+
+	(void)state;
+	mk_rcache();
+	memcg_set_current(t);
+	need(MEMCG_PAGE_FILE, 0, 100);
+	memcg_set_current(NULL);
+	memcg_drain();
+	f = stp(c, "file");
+	sc = stv(c, "pgscan");
+	atomic_store(&sig, true);
+	memcg_set_signal(&sig);
+	DEFER_EQ(write_str(c, "memory.reclaim", "1M"), -EINTR, "memory.reclaim with a signal pending");
+	DEFER_EQ(stp(c, "file"), f, "nothing reclaimed");
+	DEFER_EQ(stv(c, "pgscan"), sc, "nothing scanned");
+	atomic_store(&sig, false);
+	DEFER_EQ(write_str(c, "memory.reclaim", "40K"), 0, "no signal: memory.reclaim 40K");
+
+	/* only reclaimable slab: the shrinker's first scan raises the signal */
+	DEFER_EQ(write_str(c, "memory.reclaim", "1G"), -EAGAIN, "file pages gone: 1G fails");
+	memcg_set_current(t);
+	robj_alloc(50);
+	memcg_set_current(NULL);
+	shr_reset();
+	register_shrinker(&test_shrinker);
+	shr_signal = &sig;
+	DEFER_EQ(write_str(c, "memory.reclaim", "1G"), -EINTR,
+		 "a signal during a batch: -EINTR before the next one (-EAGAIN without)");
+	DEFER_TRUE(shr_freed > 0, "the batch under way freed objects (%lu)", shr_freed);
+	shr_signal = NULL;
+	unregister_shrinker(&test_shrinker);
+	memcg_set_signal(NULL);
 	finish();
 }
 
@@ -2594,6 +2853,12 @@ int main(void)
 		T(test_exit_uncharges_owned),
 		T(test_reclaim_order),
 		T(test_memory_reclaim_writes),
+		T(test_memory_reclaim_signal),
+		T(test_nofail_kills_each_once),
+		T(test_high_penalty_boundary),
+		T(test_stock_serves_a_batch),
+		T(test_mark_page_accessed),
+		T(test_reclaim_lru_order),
 		T(test_protection_min),
 		T(test_protection_min_nested),
 		T(test_protection_min_proportional),

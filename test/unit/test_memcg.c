@@ -1434,6 +1434,81 @@ static void test_rmdir_with_live_objects(void **state)
 
 /* A dying memcg that only held objcg-charged memory is freed promptly
  * (DESIGN, Decisions: test_kmem_dead_cgroups); the parent keeps the charges. */
+/*
+ * RCU lifetimes: a reader that found a memcg without a reference (the
+ * objcg's memcg, inside a read-side section) and is held up for 200 ms
+ * while the memcg's last reference goes still reads it whole: the free
+ * waits for the end of its section.  A free after a fixed time (the old
+ * 20 ms grace) had the reader read the memcg's freed PSI group: a
+ * use-after-free under ASan.
+ */
+struct rcu_reader {
+	struct obj_cgroup *objcg;
+	_Atomic int stage;		/* 1: in the section, 2: done */
+	unsigned short id;
+	int pressure_len;
+};
+
+static void *rcu_reader_main(void *arg)
+{
+	struct rcu_reader *r = arg;
+	struct mem_cgroup *m;
+	char buf[256];
+
+	memcg_rcu_read_lock();
+	m = obj_cgroup_memcg(r->objcg);
+	r->id = mem_cgroup_id(m);
+	atomic_store(&r->stage, 1);
+	usleep(200 * 1000);
+	/* the memcg and what it points to, after its last put */
+	if (mem_cgroup_id(m) != r->id)
+		r->id = 0;
+	r->pressure_len = memcg_pressure_format(m, buf, sizeof(buf));
+	memcg_rcu_read_unlock();
+	atomic_store(&r->stage, 2);
+	return NULL;
+}
+
+static void test_rcu_reader_outlives_last_put(void **state)
+{
+	struct mem_cgroup *root = root_mem_cgroup(), *p = mk(root), *c = mk(p);
+	struct memcg_task *t = mktask(152, c);
+	struct rcu_reader r = { .stage = 0 };
+	unsigned short id = mem_cgroup_id(c);
+	unsigned long d, y;
+	pthread_t th;
+	void *obj;
+
+	(void)state;
+	memcg_set_current(t);
+	obj = kmalloc_ok(64, GFP_KERNEL_ACCOUNT);
+	memcg_set_current(NULL);
+	r.objcg = alloc_obj_objcg(obj);
+	EXPECT_TRUE(r.objcg && obj_cgroup_memcg(r.objcg) == c, "the object's objcg charges c");
+	EXPECT_EQ(pthread_create(&th, NULL, rcu_reader_main, &r), 0, "reader thread");
+	while (atomic_load(&r.stage) < 1)
+		usleep(1000);
+	/* every reference on c goes: its task leaves, rmdir reparents the objcg */
+	EXPECT_EQ(memcg_task_attach(t, p), 0, "move the task out");
+	rm(c);
+	for (int i = 0; i < 10 && atomic_load(&r.stage) < 2; i++) {
+		usleep(20 * 1000);
+		memcg_drain();		/* where the timer's reaping ran */
+		mem_cgroup_descendants(p, &d, &y);
+		DEFER_TRUE(atomic_load(&r.stage) == 2 || y == 1,
+			   "c is not freed while the reader is in its section (%lu dying)", y);
+	}
+	pthread_join(th, NULL);
+	DEFER_EQ(r.id, id, "the reader read c's id after its last put");
+	DEFER_TRUE(r.pressure_len > 0, "... and its PSI group");
+	DEFER_TRUE(wait_dying(p, 0), "c freed once the reader left its section");
+	kfree(obj);
+	memcg_drain();
+	task_exit_checked(t, "t");
+	rm(p);
+	DEFER_TRUE(wait_dying(root, 0), "all reaped");
+}
+
 static void test_rmdir_kmem_only_reaped(void **state)
 {
 	struct mem_cgroup *root = root_mem_cgroup(), *p = mk(root), *c;
@@ -1682,7 +1757,9 @@ static void run_forked(int (*fn)(bool), bool arg, const char *what)
 
 	fflush(stdout);
 	fflush(stderr);
+	memcg_before_fork();
 	pid = fork();
+	memcg_after_fork(pid == 0);
 	EXPECT_TRUE(pid >= 0, "fork");
 	if (pid == 0) {
 		int bad;
@@ -3332,6 +3409,7 @@ int main(void)
 		T4(test_attach_races),
 		T4(test_rmdir_with_live_objects),
 		T4(test_rmdir_kmem_only_reaped),
+		T4(test_rcu_reader_outlives_last_put),
 		T4(test_mkdir_charges),
 		T4(test_root_not_charged),
 		T4(test_task_exit_after_foreign_free),
