@@ -77,6 +77,28 @@ fusermount3 -u "$MNT"
 ok "daemonised: fusermount3 -u ends it" wait_gone "${DPID:-0}" 10
 DPID=
 
+# a live memcgfs mountpoint: refused, not a second daemon stacked on it
+mount_fs
+"$MEMCGFS" -f "$MNT" 2>"$TMP/err"; st=$?
+eq "live memcgfs mountpoint: exit 1" 1 "$st"
+match "live memcgfs mountpoint: says so" "memcgfs is already mounted on $MNT" "$(cat "$TMP/err")"
+eq "live memcgfs mountpoint: one mount, not two" 1 "$(grep -c " $MNT " /proc/mounts)"
+eq "live memcgfs mountpoint: the first daemon still serves" "memory" "$(cat "$MNT/cgroup.controllers")"
+umount_fs
+
+# a missing mountpoint directly under /run is made (as a unit's
+# RuntimeDirectory is) and removed again at unmount; elsewhere it is an error
+if [ -d /run ] && [ -w /run ]; then
+	RUNMNT=/run/memcgfs-test-$$
+	"$MEMCGFS" -o memory=32M "$RUNMNT" 2>"$TMP/err"; st=$?
+	eq "missing mountpoint under /run: made and mounted" "0 fuse.memcgfs" \
+		"$st $(awk -v m="$RUNMNT" '$2 == m { print $3 }' /proc/mounts)"
+	fusermount3 -u "$RUNMNT" 2>/dev/null
+	for i in $(seq 1 100); do [ -e "$RUNMNT" ] || break; sleep 0.05; done
+	ok "missing mountpoint under /run: removed at unmount" test ! -e "$RUNMNT"
+	rmdir "$RUNMNT" 2>/dev/null
+fi
+
 # a stale mountpoint (its daemon killed): a clear message
 mount_fs
 kill -KILL "$DPID"; wait "$DPID" 2>/dev/null; DPID=
