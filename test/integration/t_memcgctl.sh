@@ -12,6 +12,7 @@ if [ ! -x "$MC" ]; then
 	fail "memcgctl is built ($MC)"
 	finish
 fi
+MC=$(user_copy "$MC")	# nobody runs it too
 
 mount_fs -o memory=128M -o cpus=1
 export MEMCGFS_MOUNT=$MNT
