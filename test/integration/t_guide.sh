@@ -11,10 +11,12 @@ SRC=$(cd "$(dirname "$0")/../.." && pwd)
 command -v python3 >/dev/null || skip "no python3"
 
 # The build tree without installing, as the guide's section 0 says; a
-# sanitized build's library links only into a program built with the same
-# -fsanitize, so cc gets it (SANITIZE, from meson).
+# sanitized build's library links only into a program built by the same
+# compiler with the same -fsanitize, so the guide's cc is that (CC and
+# SANITIZE, from meson).
 mkdir -p "$TMP/work/bin"
-printf '#!/bin/sh\nexec %s %s "$@"\n' "$(command -v cc)" "${SANITIZE:-}" >"$TMP/work/bin/cc"
+set -- ${CC:-cc}	# (the wrapper is cc too: the compiler by its full path)
+printf '#!/bin/sh\nexec %s %s %s "$@"\n' "$(command -v "$1")" "${*:2}" "${SANITIZE:-}" >"$TMP/work/bin/cc"
 chmod 755 "$TMP/work/bin/cc"
 # the tool under test of the guide's harness (section 9): here, one that
 # waits to be stopped
