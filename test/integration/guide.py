@@ -32,7 +32,8 @@ TIMEOUT = 120
 MASKS = [
     (re.compile(r"\b[0-9a-f]{16}\b"), "<hex>"),
     (re.compile(r"\bpid([= ])\d+"), r"pid\1<n>"),
-    (re.compile(r"^( *[\w.-]+)-\d+( +\[)"), r"\1-<n>\2"),
+    # ftrace pads COMM-PID to a width: the padding moves with the pid
+    (re.compile(r"^ *([\w.-]+)-\d+ +\["), r"\1-<n> ["),
     (re.compile(r" +\d+\.\d{6}: "), " <t>: "),
     (re.compile(r"\+0x[0-9a-f]+/0x[0-9a-f]+"), "+<off>"),
     (re.compile(r"^(real|user|sys)\t\d+m[\d.]+s$"), r"\1\t<time>"),
@@ -44,7 +45,7 @@ MASKS = [
 
 
 # bash's word that a background job ended: an interactive shell's differs
-JOB = re.compile(r"^(bash: (line \d+: )?\d+ |\[\d+\][+-]? +)(Done|Killed|Terminated)\b")
+JOB = re.compile(r"^(bash: (line \d+: )? *\d+ +|\[\d+\][+-]? +)(Done|Killed|Terminated)\b")
 
 
 def mask(line):
