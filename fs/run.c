@@ -59,7 +59,7 @@ static void *control_main(void *arg)
 	return NULL;
 }
 
-/* Many pidfds: one per tracked process (DESIGN "Tasks"). */
+/* Many pidfds: one per tracked process (docs/design.md "Tasks"). */
 static void raise_nofile(void)
 {
 	struct rlimit rl;
