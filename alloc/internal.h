@@ -292,6 +292,17 @@ void __free_pages_kind(struct page *page, unsigned int order);
 extern bool trace_on;
 /* trace_on, or failslab armed: every slab allocation takes slab_alloc_finish */
 extern bool slab_hooks_on;
+/*
+ * An allocation memcgfs makes for itself inside a client's request (a
+ * slab's obj_exts vector) is traced as the requesting thread's but under
+ * its own call site, never the client's site=, as the kernel's trace shows
+ * alloc_slab_obj_exts and not the caller of kmalloc.  begin() returns the
+ * context to give back to end().
+ */
+const struct alloc_ctx *alloc_ctx_internal_begin(struct alloc_ctx *own);
+/* not static: a daemon linked with -rdynamic names it in the trace's call_site */
+void alloc_slab_obj_exts(struct slab *slab);
+void alloc_ctx_internal_end(const struct alloc_ctx *outer);
 void trace_kmalloc(uintptr_t call_site, const void *ptr, size_t req,
 		   size_t alloc, gfp_t gfp, bool accounted);
 void trace_kmem_cache_alloc(uintptr_t call_site, const void *ptr,

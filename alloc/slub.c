@@ -355,11 +355,14 @@ static void remove_partial(struct kmem_cache_node *n, struct slab *slab)
 }
 
 /* ---- slabs ---- */
-static void alloc_slab_obj_exts(struct slab *slab)
+void alloc_slab_obj_exts(struct slab *slab)
 {
-	struct slabobj_ext *v = kzalloc(sizeof(*v) * slab->objects, GFP_KERNEL);
-	struct slabobj_ext *expected = NULL;
+	struct slabobj_ext *v, *expected = NULL;
+	struct alloc_ctx own;
+	const struct alloc_ctx *outer = alloc_ctx_internal_begin(&own);
 
+	v = kzalloc(sizeof(*v) * slab->objects, GFP_KERNEL);
+	alloc_ctx_internal_end(outer);
 	if (!v)
 		return;		/* the object stays unaccounted, as in the kernel */
 	if (!__atomic_compare_exchange_n(&slab->obj_exts, &expected, v, false,

@@ -102,6 +102,23 @@ void alloc_set_ctx(const struct alloc_ctx *ctx)
 	cur_ctx = ctx;
 }
 
+const struct alloc_ctx *alloc_ctx_internal_begin(struct alloc_ctx *own)
+{
+	const struct alloc_ctx *outer = cur_ctx;
+
+	if (outer && outer->site) {
+		*own = *outer;
+		own->site = NULL;
+		cur_ctx = own;
+	}
+	return outer;
+}
+
+void alloc_ctx_internal_end(const struct alloc_ctx *outer)
+{
+	cur_ctx = outer;
+}
+
 const struct alloc_ctx *alloc_get_ctx(void)
 {
 	if (cur_ctx)

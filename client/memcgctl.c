@@ -67,7 +67,8 @@ static const struct help {
 	  "N allocations of 2^O pages of TYPE (anon, file, shmem, kernel_stack, pagetables,\n"
 	  "percpu, sock, vmalloc); prints the handles.  anon, kernel_stack and pagetables\n"
 	  "pages belong to the allocating process and are freed when it exits: --hold keeps\n"
-	  "memcgctl alive (until SIGINT/SIGTERM) after printing the handles.\n" },
+	  "memcgctl alive (until SIGINT/SIGTERM) after printing the handles.  If the OOM\n"
+	  "killer chose it (alone in its cgroup) meanwhile, it says so and exits 1.\n" },
 	{ "free-pages", "Usage: memcgctl free-pages HANDLE... | -  [--batch]\nFree page handles.\n" },
 	{ "mark-page-accessed", "Usage: memcgctl mark-page-accessed HANDLE... | -  [--batch]\n"
 	  "Reference pages again: the second reference activates an LRU page.\n" },
@@ -428,13 +429,78 @@ struct alloc_args {
 	bool batch, hold;
 };
 
+/*
+ * The OOM killer may choose memcgctl itself while it allocates (with
+ * memcg.oom_kill_signal = none the process lives on): the anon,
+ * kernel_stack and pagetables pages it held are freed, and the handles
+ * printed for them are stale.  oom_kill_local() is its cgroup's
+ * memory.events.local oom_kill before and after; a rise while memcgctl is
+ * the cgroup's only process is told to the user, who holds handles that
+ * are gone.
+ */
+static bool task_owned(const struct memcgfs_op *op)
+{
+	return op->op == MEMCGFS_OP_ALLOC_PAGES &&
+	       (op->type == MEMCGFS_PAGE_ANON || op->type == MEMCGFS_PAGE_KERNEL_STACK ||
+		op->type == MEMCGFS_PAGE_PAGETABLES);
+}
+
+static uint64_t oom_kill_local(const struct chain *ch)
+{
+	char p[MEMCGFS_PATH_MAX + 32];
+	uint64_t v = 0;
+
+	if (!ch->n)
+		return 0;	/* the root: never charged, never OOM */
+	snprintf(p, sizeof(p), "%s/memory.events.local", ch->dir[0]);
+	return mctl_read_keyed(p, "oom_kill", &v) ? 0 : v;
+}
+
+static unsigned int cgroup_procs(const struct chain *ch)
+{
+	char p[MEMCGFS_PATH_MAX + 32], line[32];
+	unsigned int procs = 0;
+	FILE *f;
+
+	if (!ch->n)
+		return 0;
+	snprintf(p, sizeof(p), "%s/cgroup.procs", ch->dir[0]);
+	f = fopen(p, "re");
+	while (f && fgets(line, sizeof(line), f))
+		procs++;
+	if (f)
+		fclose(f);
+	return procs;
+}
+
+/*
+ * Alone in its cgroup before and after, the victim was memcgctl; with
+ * others there (a victim killed by SIGKILL leaves), it cannot tell.
+ */
+static bool warn_oom_killed(const struct mctl *c, const struct alloc_args *a,
+			    const struct chain *ch, uint64_t before)
+{
+	uint64_t kills = oom_kill_local(ch);
+
+	if (!ch->n || kills <= before || cgroup_procs(ch) != 1)
+		return false;
+	kills -= before;
+	fprintf(stderr, "%s: %s: the OOM killer chose this process while it allocated "
+		"(%s memory.events.local oom_kill +%" PRIu64 "): the pages it held then were "
+		"freed and their handles are stale\n", c->prog, a->cmd,
+		ch->dir[0] + strlen(c->mount), kills);
+	return true;
+}
+
 static int do_alloc(struct mctl *c, struct alloc_args *a)
 {
 	struct memcgfs *m;
 	struct chain *ch;
 	uint64_t *h;
 	char detail[512] = "";
+	uint64_t kills;
 	size_t done;
+	bool alone, killed;
 	int err;
 
 	err = mctl_mount(c);
@@ -452,6 +518,8 @@ static int do_alloc(struct mctl *c, struct alloc_args *a)
 		goto out;
 	}
 	chain_snapshot(c, m, ch);
+	alone = task_owned(&a->op) && cgroup_procs(ch) == 1;
+	kills = alone ? oom_kill_local(ch) : 0;
 	err = run_chunks(m, &a->op, h, a->count, a->batch, detail, sizeof(detail), &done);
 	if (err) {
 		if (done)
@@ -460,9 +528,10 @@ static int do_alloc(struct mctl *c, struct alloc_args *a)
 		goto out;
 	}
 	print_handles(c, h, a->count);
+	killed = alone && warn_oom_killed(c, a, ch, kills);
 	if (a->hold)
 		hold();
-	err = EXIT_OK;
+	err = killed ? EXIT_FAIL : EXIT_OK;
 out:
 	free(ch);
 	free(h);

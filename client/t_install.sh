@@ -46,12 +46,25 @@ for f in "$@"; do
 	case $f in
 	*/bin/*) [ -x "$dest$f" ] && pass "executable: $f" || fail "executable: $f" ;;
 	*.service)
-		grep -q "^ExecStart=.*/bin/memcgfs -o config=.*/memcgfs/memcgfs.ini /run/memcgfs$" "$dest$f" &&
+		grep -q "^ExecStart=.*/bin/memcgfs -f -o config=.*/memcgfs/memcgfs.ini /run/memcgfs$" "$dest$f" &&
 			pass "the unit runs the installed memcgfs with the installed memcgfs.ini" ||
 			fail "the unit runs the installed memcgfs with the installed memcgfs.ini"
-		if command -v systemd-analyze >/dev/null && [ -d /run/systemd/system ]; then
-			out=$(systemd-analyze verify "$dest$f" 2>&1 | grep -v -e 'is not executable' -e 'No such file' -e 'Command .* is not executable')
-			[ -z "$out" ] && pass "systemd-analyze verify" || { fail "systemd-analyze verify"; echo "$out" | sed 's/^/#   /'; }
+		grep -q "^Type=notify$" "$dest$f" && pass "the unit waits for READY=1" ||
+			fail "the unit waits for READY=1"
+		# systemd-analyze verify works without a running systemd.  It
+		# requires ExecStart's binary: a copy of the unit names the staged
+		# one (the man pages are checked above, as installed files).
+		if command -v systemd-analyze >/dev/null; then
+			mkdir -p "$dest.unit"
+			sed "s|^ExecStart=|&$dest|" "$dest$f" >"$dest.unit/memcgfs.service"
+			out=$(systemd-analyze verify --man=no "$dest.unit/memcgfs.service" 2>&1)
+			rm -rf "$dest.unit"
+			[ -z "$out" ] && pass "systemd-analyze verify" ||
+				{ fail "systemd-analyze verify"; echo "$out" | sed 's/^/#   /'; }
+		elif [ -n "${CI:-}" ]; then
+			fail "systemd-analyze is installed (Debian: systemd), CI checks the unit with it"
+		else
+			echo "# systemd-analyze not installed (Debian: systemd): the unit is not verified"
 		fi
 		;;
 	*/mount.fuse.memcgfs)

@@ -7,7 +7,7 @@
  * client: memcg's 'current' is the caller's task, alloc's trace context
  * its thread, comm and site=.  Handles live in ctl_handles.c.
  *
- * Text protocol decisions (DESIGN.md leaves them to us):
+ * Text protocol decisions (docs/design.md leaves them to us):
  *  - A request is printable ASCII: bytes 0x20..0x7e and tab, one optional
  *    trailing "\n".  NUL, other control bytes, bytes >= 0x7f (so any
  *    non-ASCII UTF-8 too), a second line or more than 4096 bytes (newline
@@ -21,7 +21,7 @@
  *    else EINVAL (it could never succeed); kmem_cache_create the same
  *    (alloc's rule).
  *  - GFP and SLAB_FLAGS: '|'-joined names.  Every name alloc's parser
- *    knows (the ones the trace prints: DESIGN's list and the kernel's other
+ *    knows (the ones the trace prints: docs/design.md's list and the kernel's other
  *    gfp names, e.g. GFP_ATOMIC, GFP_NOWAIT, __GFP_NOWARN; and "none" for
  *    0) is accepted; anything else is EINVAL.
  *  - xN: "x" and decimal digits, 1 <= N <= 1024.  site=NAME: 1..39
@@ -136,7 +136,7 @@ static const gfp_t page_gfp[NR_MEMCG_PAGE_TYPES] = {
 	[MEMCG_PAGE_VMALLOC] = GFP_KERNEL_ACCOUNT,
 };
 
-/* DESIGN: the pages a task owns (freed when it exits or is OOM-killed). */
+/* docs/design.md: the pages a task owns (freed when it exits or is OOM-killed). */
 static const char *op_name(int op)
 {
 	static const char *const names[] = {

@@ -2,7 +2,7 @@
 /*
  * fs/ctl.h - memcgfs.ctl, the control protocol (private to fs/).
  *
- * The text protocol of DESIGN.md ("memcgfs.ctl: the control protocol") and
+ * The text protocol of docs/design.md ("memcgfs.ctl: the control protocol") and
  * the batched ioctl whose ABI is fs/memcgfs_ctl.h.  This layer knows no
  * FUSE: fs/'s handlers give it the caller and the bytes, it executes against
  * alloc/ and memcg/ and produces the reply.  Handles are opaque tokens,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * defer.c - replies set aside (DESIGN "FUSE mechanics": no handler ever
+ * defer.c - replies set aside (docs/design.md "FUSE mechanics": no handler ever
  * sleeps on a worker thread).
  *
  * A request that has to wait is registered here with a wait queue (woken

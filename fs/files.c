@@ -407,7 +407,7 @@ static const struct fs_file core_files[] = {
 	CORE("cgroup.pressure", ALL, 0644, -1, cgroup_pressure_show, cgroup_pressure_file_write),
 };
 
-/* memcgfs's own, at the root only (DESIGN "What the mount shows") */
+/* memcgfs's own, at the root only (docs/design.md "What the mount shows") */
 static const struct fs_file root_files[] = {
 	{ .name = "memcgfs.ctl", .type = FT_CTL, .flags = FF_ROOT, .mode = 0666,
 	  .notify = -1 },

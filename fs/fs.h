@@ -4,7 +4,7 @@
  * shows the memory controller of memcg/ as a cgroup v2 tree: every
  * directory a cgroup, the kernel's files with the kernel's formats and
  * errors, cgroup.procs that moves real processes, and memcgfs.ctl through
- * which clients charge kernel-style allocations (DESIGN "What the mount
+ * which clients charge kernel-style allocations (docs/design.md "What the mount
  * shows").
  *
  * The daemon is the one user of this module: main.c parses the command

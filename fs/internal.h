@@ -2,7 +2,7 @@
 /*
  * fs/internal.h - declarations shared by fs/'s files (private to fs/).
  *
- * fs/ is the FUSE glue (DESIGN "Layers"): it holds no memory-management
+ * fs/ is the FUSE glue (docs/design.md "Layers"): it holds no memory-management
  * logic.  A request is routed by ops.c to the cgroup tree (tree.c), a
  * file's handler (files.c for cgroup core files, memcg's table for
  * memory.*, rootfiles.c for memcgfs's own files), the process tracker

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef MEMCGFS_VERSION
@@ -173,6 +174,28 @@ static int parse_args(struct cmdline *cl, int argc, char *argv[])
 	return 0;
 }
 
+/*
+ * A missing mountpoint directly under /run is made, as systemd makes a
+ * unit's RuntimeDirectory: /run is a tmpfs emptied at every boot, so
+ * "memcgfs /run/memcgfs" would otherwise fail on each fresh boot.  Anywhere
+ * else a missing directory is the user's mistake and stays an error.
+ * Returns true when it made the directory (removed again after unmount).
+ */
+static bool make_run_mountpoint(const char *path)
+{
+	const char *name = path + strlen("/run/");
+
+	if (strncmp(path, "/run/", 5) || !*name || strchr(name, '/') ||
+	    !strcmp(name, ".") || !strcmp(name, ".."))
+		return false;
+	if (mkdir(path, 0755)) {
+		fprintf(stderr, "memcgfs: error: cannot make the mountpoint %s: %s\n",
+			path, strerror(errno));
+		return false;
+	}
+	return true;
+}
+
 static int build_config(const struct cmdline *cl, struct memcgfs_config *conf)
 {
 	char err[512];
@@ -208,12 +231,16 @@ int main(int argc, char *argv[])
 	char mnt[PATH_MAX];
 	char *fargv[8];
 	int fargc = 0, status;
+	bool made_mnt = false;
 
 	if (parse_args(&cl, argc, argv) || build_config(&cl, &o.conf)) {
 		free(cl.keys);
 		return 1;
 	}
-	if (!realpath(cl.pos[cl.npos - 1], mnt)) {
+	if (!realpath(cl.pos[cl.npos - 1], mnt) && errno == ENOENT &&
+	    make_run_mountpoint(cl.pos[cl.npos - 1]))
+		made_mnt = realpath(cl.pos[cl.npos - 1], mnt) != NULL;
+	if (!made_mnt && !realpath(cl.pos[cl.npos - 1], mnt)) {
 		fprintf(stderr, "memcgfs: error: %s: %s\n", cl.pos[cl.npos - 1], strerror(errno));
 		return 1;
 	}
@@ -237,6 +264,9 @@ int main(int argc, char *argv[])
 	o.fuse_argv = fargv;
 	o.ready_fd = -1;
 	status = fs_run(&o);
+	if (made_mnt && rmdir(mnt)) {
+		/* someone put something in it, or mounted on it again: leave it */
+	}
 	free(cl.fuse_opts);
 	free(cl.keys);
 	return status;

@@ -4,7 +4,7 @@
  * clients; self-contained: needs only <stdint.h> and <sys/ioctl.h>).
  *
  * The text protocol (one request per write(2), one reply per read(2)) is
- * described in memcgfs's DESIGN.md.  This is the same set of operations in
+ * described in memcgfs's docs/design.md.  This is the same set of operations in
  * batches, through one FUSE "restricted" ioctl on an open memcgfs.ctl:
  *
  *	int fd = open("/mnt/cg/memcgfs.ctl", O_RDWR);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * procs.c - processes and their cgroups (DESIGN "Tasks").
+ * procs.c - processes and their cgroups (docs/design.md "Tasks").
  *
  * As in the kernel, a process is in the cgroup it was last written to, else
  * in its parent's cgroup as of its fork, up to the root.  memcgfs tracks a

@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <mntent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <systemd/sd-daemon.h>
 #include <unistd.h>
 
 extern const struct fuse_lowlevel_ops fs_ll_ops;
@@ -49,6 +51,7 @@ static void *control_main(void *arg)
 	if (sigwait(&set, &sig) || sig == SIGUSR1)
 		return NULL;		/* the loop ended on its own */
 	fs_info("%s: unmounting", strsignal(sig));
+	sd_notify(0, "STOPPING=1");
 	/* its writes go through the mount: stop it while workers still serve */
 	notify_stop();
 	fuse_session_exit(session);
@@ -56,7 +59,7 @@ static void *control_main(void *arg)
 	return NULL;
 }
 
-/* Many pidfds: one per tracked process (DESIGN "Tasks"). */
+/* Many pidfds: one per tracked process (docs/design.md "Tasks"). */
 static void raise_nofile(void)
 {
 	struct rlimit rl;
@@ -157,6 +160,27 @@ static int machine_init(const struct memcgfs_config *conf)
 	return 0;
 }
 
+/*
+ * Whether a live memcgfs serves mnt already.  A second daemon would mount
+ * over it and hide the first one's cgroups from every new lookup while its
+ * clients keep charging the first: refused, as mount(8) refuses a second
+ * mount of the same device.
+ */
+static bool memcgfs_mounted_on(const char *mnt)
+{
+	struct mntent ent;
+	char buf[4096];
+	bool found = false;
+	FILE *f = setmntent("/proc/self/mounts", "r");
+
+	if (!f)
+		return false;
+	while (!found && getmntent_r(f, &ent, buf, sizeof(buf)))
+		found = !strcmp(ent.mnt_dir, mnt) && !strcmp(ent.mnt_type, "fuse.memcgfs");
+	endmntent(f);
+	return found;
+}
+
 static int check_mountpoint(const char *mnt)
 {
 	struct stat st;
@@ -171,6 +195,11 @@ static int check_mountpoint(const char *mnt)
 	}
 	if (!S_ISDIR(st.st_mode)) {
 		fs_err("%s: not a directory", mnt);
+		return -1;
+	}
+	if (memcgfs_mounted_on(mnt)) {
+		fs_err("memcgfs is already mounted on %s: unmount it first with "
+		       "'fusermount3 -u %s', or choose another mountpoint", mnt, mnt);
 		return -1;
 	}
 	return 0;
@@ -293,6 +322,8 @@ int fs_run(struct fs_options *o)
 	else
 		fs_info("per-CPU fast paths: the slot locks (rseq off: %u CPU slots, the kernel's "
 			"possible CPUs %ld)", alloc_nr_cpus(), sysconf(_SC_NPROCESSORS_CONF));
+	/* systemd's Type=notify: the mount serves from here on */
+	sd_notifyf(0, "READY=1\nSTATUS=mounted on %s", o->mountpoint);
 
 	loop_cfg = fuse_loop_cfg_create();
 	if (!loop_cfg) {

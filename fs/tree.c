@@ -3,7 +3,7 @@
  * tree.c - the cgroup tree: every directory a cgroup.
  *
  * Owns struct cgroup (its lifetime, names, attributes, node ids and inode
- * numbers), mkdir and rmdir with the kernel's rules (spec §4), and the
+ * numbers), mkdir and rmdir with the kernel's rules (docs/kernel-interface.md §4), and the
  * core files that change the tree's shape or controllers:
  * cgroup.subtree_control (§6), cgroup.type (threaded mode) and
  * cgroup.pressure.  The predicates are kernel/cgroup/cgroup.c's, for a

@@ -179,7 +179,7 @@ void memcg_set_free_notify(void (*fn)(const void *addr));
 /* ---- drain ---- */
 /*
  * memcg_drain - drain every CPU's memcg and obj stock, then return the
- * whole pages objcgs hold as leftover bytes (DESIGN: exact numbers).
+ * whole pages objcgs hold as leftover bytes (docs/design.md: exact numbers).
  */
 void memcg_drain(void);
 

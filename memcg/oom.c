@@ -3,7 +3,7 @@
  * oom.c - the memcg OOM killer (mm/oom_kill.c for a memcg domain, or the
  * whole machine from the root).
  *
- * Badness as DESIGN.md decides it: the pages a task owns (anon,
+ * Badness as docs/design.md decides it: the pages a task owns (anon,
  * kernel_stack, pagetables), with real memory its resident pages and page
  * tables, plus oom_score_adj * total / 1000, at least 1;
  * -1000 is never chosen; ties go to the task that charged most recently.

@@ -35,7 +35,7 @@
  * counted too, for information.
  *
  * Ends with one "target NAME measured=V goal=OPV ok|MISS" line per target of
- * DESIGN.md it measures.  A missed target is information: the exit status is
+ * docs/design.md it measures.  A missed target is information: the exit status is
  * nonzero only on an internal error.
  *
  * Options (for development; the benchmark runs with none):

@@ -16,7 +16,7 @@
  * free on every CPU.  Every memcgfs is mounted with -o cpus=2
  * (machine.cpus = 2).  A FUSE round trip costs about 8 us when client and
  * daemon share a CPU and about 45 us when the wake-up crosses to the other
- * one (DESIGN.md): the gated figures are the pinned ones (this program pins
+ * one (docs/design.md): the gated figures are the pinned ones (this program pins
  * itself to the same CPU), the unpinned figures are printed beside them.
  *
  * The client is a task of cgroup /bench on each memcgfs mount (it writes 0

@@ -51,7 +51,7 @@
  * memcg_drain() and memcg_check() holds (a WARNING line if not).
  *
  * Ends with one "target NAME measured=V goal=OPV ok|MISS" line per target
- * of DESIGN.md it measures.  A MISS is information: the exit status is
+ * of docs/design.md it measures.  A MISS is information: the exit status is
  * nonzero only on an internal error.
  *
  * Options (for development; the benchmark runs with none):

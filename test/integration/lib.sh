@@ -42,6 +42,19 @@ LOG=$TMP/daemon.log
 mkdir "$MNT"
 chmod 755 "$TMP"	# other users reach the mount (permission tests)
 
+# user_copy BINARY: the path of a copy of BINARY that other users may run.
+# The tests run helpers as nobody and uid 65533, and a clone in a directory
+# only root may enter (/root is 0700, where root's clones usually land)
+# keeps the build's own binaries out of their reach: the copies live in
+# $TMP, which is 0755.  Every test uses the copies, so the suites take the
+# same path from any clone.
+user_copy() {
+	local c
+	c="$TMP/bin/$(basename "$1")"
+	mkdir -p "$TMP/bin" && cp "$1" "$c" && chmod 755 "$TMP/bin" "$c" && echo "$c"
+}
+MCGTOOL=$(user_copy "$MCGTOOL") || { echo "Bail out! cannot copy $MCGTOOL to $TMP/bin"; exit 1; }
+
 pass() {
 	T_COUNT=$((T_COUNT + 1))
 	echo "ok $T_COUNT - $*"

@@ -4,7 +4,7 @@
 # negative, zero, overflowing and huge sizes, bad flags, NUL and non-UTF-8
 # bytes, lines over the limit, stale/double/foreign handles, a cache freed
 # with another cache's handle.  Each case must fail with its errno (the
-# kernel's for the cgroup files, DESIGN's protocol for memcgfs.ctl) and
+# kernel's for the cgroup files, docs/design.md's protocol for memcgfs.ctl) and
 # change nothing: memory.current, memory.stat and memory.events of the
 # cgroups that hold charges, the root's memory.stat, slabinfo, every handle
 # the test holds (still live, of its kind; the stale ones still stale) and

@@ -12,6 +12,7 @@ if [ ! -x "$MC" ]; then
 	fail "memcgctl is built ($MC)"
 	finish
 fi
+MC=$(user_copy "$MC")	# nobody runs it too
 
 mount_fs -o memory=128M
 export MEMCGFS_MOUNT=$MNT
@@ -209,6 +210,19 @@ wait "$HOLD"
 eq "... it exits 0 on SIGTERM" 0 "$?"
 for i in $(seq 1 40); do [ "$(stat_of a/b anon)" = 0 ] && break; sleep 0.05; done
 eq "... and its anon pages go with it" 0 "$(stat_of a/b anon)"
+# Over its limit in two requests (1024 + 976 pages), the OOM killer frees
+# the pages memcgctl itself took in the first: the handles it printed for
+# them are stale, and it says so (exit 1).
+mkdir "$MNT/oomhold"
+echo 4M >"$MNT/oomhold/memory.max"
+mc alloc-pages anon -n 2000 -g oomhold
+eq "alloc-pages over the limit: every handle printed, exit 1" "1:2000" \
+	"$ST:$(printf '%s\n' "$OUT" | grep -c .)"
+match "... the OOM killer chose it: says so" \
+	"alloc-pages: the OOM killer chose this process .*/oomhold memory.events.local oom_kill \+1.*stale" "$ERR"
+mc alloc-pages anon -n 8 -g oomhold
+eq "... an allocation the OOM killer left alone: exit 0, nothing said" "0:" "$ST:$ERR"
+rmdir "$MNT/oomhold"
 
 # ---- drain ----
 mc drain

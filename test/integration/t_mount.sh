@@ -79,6 +79,64 @@ fusermount3 -u "$MNT"
 ok "daemonised: fusermount3 -u ends it" wait_gone "${DPID:-0}" 10
 DPID=
 
+# Under systemd (Type=notify): READY=1 on $NOTIFY_SOCKET once the mount
+# serves, STOPPING=1 when SIGTERM starts the unmount.  The listener notes
+# whether the mount was in the mount table when READY=1 arrived.
+cat >"$TMP/notify.py" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+s.settimeout(20)
+out = open(sys.argv[3], "w")
+try:
+    while True:
+        msg = s.recv(4096).decode()
+        mounted = any(l.split()[1] == sys.argv[2] for l in open("/proc/mounts"))
+        for line in msg.split("\n"):
+            out.write("%s mounted=%s\n" % (line, "yes" if mounted else "no"))
+        out.flush()
+        if "STOPPING=1" in msg:
+            break
+except socket.timeout:
+    pass
+PY
+python3 "$TMP/notify.py" "$TMP/notify.sock" "$MNT" "$TMP/notify.out" &
+NPID=$!
+for i in $(seq 1 100); do [ -S "$TMP/notify.sock" ] && break; sleep 0.05; done
+NOTIFY_SOCKET=$TMP/notify.sock mount_fs -o memory=32M
+eq "sd_notify: READY=1 once the mount serves" "READY=1 mounted=yes" \
+	"$(for i in $(seq 1 100); do grep -q READY "$TMP/notify.out" && break; sleep 0.05; done; grep READY "$TMP/notify.out")"
+match "sd_notify: STATUS names the mountpoint" "^STATUS=mounted on $MNT " "$(cat "$TMP/notify.out")"
+kill -TERM "$DPID"
+ok "SIGTERM: the daemon exits" wait_gone "$DPID" 10
+wait "$DPID"; st=$?; DPID=
+eq "SIGTERM: exit status 0" 0 "$st"
+wait "$NPID"
+match "sd_notify: STOPPING=1 on SIGTERM" "^STOPPING=1 " "$(cat "$TMP/notify.out")"
+ok "SIGTERM: unmounted" test -z "$(grep " $MNT " /proc/mounts)"
+
+# a live memcgfs mountpoint: refused, not a second daemon stacked on it
+mount_fs
+timeout 10 "$MEMCGFS" -f "$MNT" 2>"$TMP/err"; st=$?	# (a stacked daemon would serve on)
+eq "live memcgfs mountpoint: exit 1" 1 "$st"
+match "live memcgfs mountpoint: says so" "memcgfs is already mounted on $MNT" "$(cat "$TMP/err")"
+eq "live memcgfs mountpoint: one mount, not two" 1 "$(grep -c " $MNT " /proc/mounts)"
+eq "live memcgfs mountpoint: the first daemon still serves" "memory" "$(cat "$MNT/cgroup.controllers")"
+umount_fs
+
+# a missing mountpoint directly under /run is made (as a unit's
+# RuntimeDirectory is) and removed again at unmount; elsewhere it is an error
+if [ -d /run ] && [ -w /run ]; then
+	RUNMNT=/run/memcgfs-test-$$
+	"$MEMCGFS" -o memory=32M "$RUNMNT" 2>"$TMP/err"; st=$?
+	eq "missing mountpoint under /run: made and mounted" "0 fuse.memcgfs" \
+		"$st $(awk -v m="$RUNMNT" '$2 == m { print $3 }' /proc/mounts)"
+	fusermount3 -u "$RUNMNT" 2>/dev/null
+	for i in $(seq 1 100); do [ -e "$RUNMNT" ] || break; sleep 0.05; done
+	ok "missing mountpoint under /run: removed at unmount" test ! -e "$RUNMNT"
+	rmdir "$RUNMNT" 2>/dev/null
+fi
+
 # a stale mountpoint (its daemon killed): a clear message
 mount_fs
 kill -KILL "$DPID"; wait "$DPID" 2>/dev/null; DPID=

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# memory.high throttles only the charging client (DESIGN: "one client's
+# memory.high throttles only the charging client (docs/design.md, Isolation: "one client's
 # throttling or reclaim never delays another client's request"): while
 # clients of one cgroup wait out a 2 s penalty per request, through the
 # text protocol and the ioctl, clients of another cgroup are served as on

@@ -31,6 +31,17 @@ TRACE=$(timeout 1 cat "$MNT/trace_pipe" 2>/dev/null; true)
 match "call_site without site=: NAME+0xOFF/0xSIZE" \
 	"kmalloc: call_site=[A-Za-z_][A-Za-z0-9_.]*\+0x[0-9a-f]+/0x[0-9a-f]+ ptr=[0-9a-f]+ bytes_req=100 " "$TRACE"
 
+# A new slab's obj_exts vector is memcgfs's own allocation inside the
+# request: traced under its own call site, not the client's site=
+# (kmalloc-cg-4k is not used before here, so this request makes its slab).
+charge "kmalloc 3000 GFP_KERNEL_ACCOUNT site=fresh"
+TRACE=$(timeout 1 cat "$MNT/trace_pipe" 2>/dev/null; true)
+eq "site=: only the request's own allocation carries it" "bytes_req=3000" \
+	"$(printf '%s\n' "$TRACE" | grep -o 'call_site=fresh .*' | grep -o 'bytes_req=[0-9]*')"
+match "... the slab's obj_exts vector carries its allocator's name" \
+	"kmalloc: call_site=alloc_slab_obj_exts\+0x[0-9a-f]+/0x[0-9a-f]+ .* bytes_req=64 .*gfp_flags=GFP_KERNEL\|__GFP_ZERO .*accounted=false" \
+	"$TRACE"
+
 # a blocked reader is woken by an event
 mcg readwait "$MNT/trace_pipe" 4096 3000 >"$TMP/rw.out" &
 RW=$!

@@ -67,7 +67,7 @@ echo 2 > "$MNT/cgroup.max.depth"
 eq "the root's max.depth applies below" "EAGAIN" "$(mcg errno mkdir "$MNT/a/z/deep")"
 echo max > "$MNT/cgroup.max.depth"
 
-# cgroup.subtree_control (spec §6)
+# cgroup.subtree_control (docs/kernel-interface.md §6)
 sc() { mcg errno write "$1/cgroup.subtree_control" "$2"; }
 eq "'memory' without +/-: EINVAL" "EINVAL" "$(sc "$MNT/a" memory)"
 eq "+foo: EINVAL" "EINVAL" "$(sc "$MNT/a" +foo)"

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of alloc/, written from alloc/alloc.h and
- * spec/memcg-slab-internals.md (§1 kmalloc size classes, §2 kmem_cache_create
+ * docs/kernel-slab.md (§1 kmalloc size classes, §2 kmem_cache_create
  * geometry, §3 SLUB paths, §10 tracepoints, §11 /proc/slabinfo) without
  * looking at the implementation.  Every expected number is either a value the
- * spec states (copied into a table here) or computed by the small reference
- * functions below (ref_*), which transcribe the spec's rules; the
+ * docs/kernel-slab.md states (copied into a table here) or computed by the small reference
+ * functions below (ref_*), which transcribe docs/kernel-slab.md's rules; the
  * implementation's own calculate_order()/calculate_alignment() are tested
  * against them, never used to compute expectations.
  *
@@ -97,7 +97,7 @@ static void soft_done(void)
 } while (0)
 
 /* ------------------------------------------------------------------ */
-/* Reference rules, transcribed from the spec.                          */
+/* Reference rules, transcribed from docs/kernel-slab.md.                          */
 
 static unsigned fls_ul(unsigned long x)
 {
@@ -1429,7 +1429,7 @@ static size_t exhaust_8k(void **v, size_t *npages, struct page **pv)
 	pg = alloc_pages(GFP_KERNEL, 1);
 	if (pg)
 		fail_msg("kmalloc(8192) failed after %zu objects while an order-1 block was free "
-			 "(the min-order fallback of new_slab, spec 3.2 step 4)", n);
+			 "(the min-order fallback of new_slab, docs/kernel-slab.md §3.2 step 4)", n);
 	assert_null(kmalloc(16384, GFP_KERNEL));
 	while (m < MAXV && (pg = alloc_pages(GFP_KERNEL, 0)) != NULL) {
 		check_in_arena(page_address(pg), PG, "alloc_pages(0)");
@@ -1463,7 +1463,7 @@ static void test_exhaust_kmalloc_8k(void **state)
 	assert_true(n * 2 + m >= base.pages_free);
 	if (base.pages_free == base.pages_total) {
 		/* Empty arena: 15 * 128 + (64 + 32 + 16 + 8 + 4 + 2 + 1) = 2047
-		 * order-3 slabs of 4 objects, then the min-order fallback (spec
+		 * order-3 slabs of 4 objects, then the min-order fallback (docs/kernel-slab.md
 		 * 3.2 step 4): the order-2 block as two order-1 slabs and the
 		 * order-1 block, one object each; the order-0 page is left. */
 		EXPECT_EQ(n, 2047 * 4 + 3, "kmalloc(8192) count in an empty 64 MiB arena");
@@ -1804,7 +1804,7 @@ static void test_slabinfo_format(void **state)
 	struct alloc_stats st;
 
 	(void)state;
-	/* The spec's own example line, through the spec's format. */
+	/* docs/kernel-slab.md's own example line, through docs/kernel-slab.md's format. */
 	expected_slabinfo_line(exp, sizeof(exp), "kmalloc-4k", 1056, 1088, 4096, 8, 8, 136);
 	assert_string_equal(exp, "kmalloc-4k          1056   1088   4096    8    8 : tunables    0    0    0 : slabdata    136    136      0");
 
@@ -2910,7 +2910,7 @@ static void test_trace_off(void **state)
 	EXPECT_DESTROY(s, "off_cache");
 }
 
-/* §3.3/§10: kfree traces before its NULL check (spec §12 marks this as
+/* §3.3/§10: kfree traces before its NULL check (docs/kernel-slab.md §12 marks this as
  * code reading). */
 static void test_trace_kfree_null(void **state)
 {

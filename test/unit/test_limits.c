@@ -2,11 +2,11 @@
 /*
  * Unit tests of issue 4 ("limits that bite": memory.max, reclaim,
  * protection, OOM, memory.high throttling, events, memory.pressure),
- * written from memcg/memcg.h, the issue text, DESIGN.md ("Charging",
+ * written from memcg/memcg.h, the issue text, docs/design.md ("Charging",
  * "Decisions where the kernel gives no answer") and
- * spec/cgroup-v2-interface.md (§3, §7, §8, §10), not from the
- * implementation.  Expected numbers are either values the spec states or
- * computed here from the spec's formulas (ref_* functions).
+ * docs/kernel-interface.md (§3, §7, §8, §10), not from the
+ * implementation.  Expected numbers are either values docs/kernel-interface.md states or
+ * computed here from docs/kernel-interface.md's formulas (ref_* functions).
  *
  * Every test gets a fresh machine (alloc_init, 4 CPU slots) and memory
  * controller; the teardown drains the stocks and requires memcg_check() == 0
@@ -399,7 +399,7 @@ static unsigned int notified(struct mem_cgroup *m, const char *file)
 	return n;
 }
 
-/* Every notified file is one of the notifying files (DESIGN, §1.5). */
+/* Every notified file is one of the notifying files (docs/design.md; docs/kernel-interface.md §1.5). */
 static void check_notify_names(void)
 {
 	for (unsigned int i = 0; i < nnrec; i++) {
@@ -795,7 +795,7 @@ static void expect_memcg_check(const char *when)
 }
 
 /* Everything but the usage of a memcg after a drain: the kernel memory
- * its children's creation charged to it (DESIGN: mkdir charges the
+ * its children's creation charged to it (docs/design.md: mkdir charges the
  * parent). */
 static unsigned long long base_usage(struct mem_cgroup *m)
 {
@@ -900,9 +900,9 @@ static void robj_alloc(unsigned int n)
 }
 
 /* ------------------------------------------------------------------ */
-/* Reference: the memory.high penalty (spec §8.4, memcontrol.c's
+/* Reference: the memory.high penalty (docs/kernel-interface.md §8.4, memcontrol.c's
  * calculate_overage/calculate_high_delay with HZ = 1000, which the
- * spec's table uses: 101M -> 6 ms, 105M -> 159 ms, 110M -> 639 ms). */
+ * docs/kernel-interface.md's table uses: 101M -> 6 ms, 105M -> 159 ms, 110M -> 639 ms). */
 
 static uint64_t ref_overage(uint64_t usage, uint64_t high)
 {
@@ -1207,7 +1207,7 @@ static void test_max_reclaims_file(void **state)
 }
 
 /* ================================================================== */
-/* OOM (§8.5, DESIGN "OOM")                                            */
+/* OOM (§8.5, docs/design.md "OOM")                                            */
 
 /*
  * The victim's memcg counts oom_kill: hierarchically in memory.events up to
@@ -2235,7 +2235,7 @@ static void high_case(unsigned long long maxp, unsigned long long usage, unsigne
 static void test_high_delay_curve(void **state)
 {
 	(void)state;
-	/* the spec's table (high = 100M), at the same ratios */
+	/* docs/kernel-interface.md's table (high = 100M), at the same ratios */
 	high_case(0, 101, 1811);	/* ~6 ms: <= 10 ms, no sleep */
 	high_case(0, 105, 1812);	/* ~159 ms */
 	high_case(0, 110, 1813);	/* ~639 ms */
@@ -2776,7 +2776,7 @@ static void test_concurrent_max(void **state)
 }
 
 /* ================================================================== */
-/* Global OOM (DESIGN "Global OOM")                                    */
+/* Global OOM (docs/design.md "Global OOM")                                    */
 
 /*
  * A 16 MiB machine: c owns the most anon, a some, f has file pages; b then

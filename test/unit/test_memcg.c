@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of memcg/ (issue 3, "the charging core"), written from
- * memcg/memcg.h, alloc/alloc.h, the issue text and the spec
- * (spec/memcg-slab-internals.md §4-9, spec/cgroup-v2-interface.md §1.3, §4,
+ * memcg/memcg.h, alloc/alloc.h, the issue text and docs/kernel-*.md
+ * (docs/kernel-slab.md §4-9, docs/kernel-interface.md §1.3, §4,
  * §7, §8.1, §9, §10), not from the implementation.  Expected numbers are
- * either values the spec states (copied into tables here) or computed by the
- * small reference functions below (ref_*), which transcribe the spec's rules.
+ * either values docs/kernel-*.md states (copied into tables here) or computed by the
+ * small reference functions below (ref_*), which transcribe docs/kernel-*.md's rules.
  *
  * Every test gets a fresh machine (alloc_init, 128 MiB) and memory
  * controller (memcg_init); the teardown drains the stocks and requires
@@ -54,7 +54,7 @@
 /* ------------------------------------------------------------------ */
 /* Spec tables                                                         */
 
-/* cgroup-v2-interface.md §9: every row in order, hugetlb (28) absent. */
+/* docs/kernel-interface.md §9: every row in order, hugetlb (28) absent. */
 static const char *const stat_keys[] = {
 	"anon", "file", "kernel", "kernel_stack", "pagetables", "sec_pagetables",
 	"percpu", "sock", "vmalloc", "shmem", "zswap", "zswapped",
@@ -161,7 +161,7 @@ static const char *const page_type_names[NR_MEMCG_PAGE_TYPES] = {
 };
 
 /* ------------------------------------------------------------------ */
-/* Reference functions (slab doc §1.3, §1.4, §4.3)                     */
+/* Reference functions (docs/kernel-slab.md §1.3, §1.4, §4.3)                     */
 
 /* The object size (s->size) of the kmalloc cache serving 'size', or the
  * bytes of a large kmalloc (PAGE_SIZE << get_order(size)). */
@@ -1022,12 +1022,12 @@ static void test_slab_bytes_exact(void **state)
 		eu += cache_size(cplain) + 8;
 		small += cache_size(cplain) + 8;
 	}
-	DEFER_EQ(cache_size(cacct), 2368, "2312-byte SLAB_HWCACHE_ALIGN stride (slab doc §2.6)");
+	DEFER_EQ(cache_size(cacct), 2368, "2312-byte SLAB_HWCACHE_ALIGN stride (docs/kernel-slab.md §2.6)");
 	DEFER_EQ(stv(a, "slab_unreclaimable"), a0.v[K_SLAB_U] + eu, "slab_unreclaimable after caches");
 	DEFER_EQ(stv(a, "slab_reclaimable"), a0.v[K_SLAB_R] + er, "slab_reclaimable after caches");
 
 	/* large kmalloc: whole pages, slab_unreclaimable (even with
-	 * __GFP_RECLAIMABLE, slab doc §1.4) and kernel */
+	 * __GFP_RECLAIMABLE, docs/kernel-slab.md §1.4) and kernel */
 	for (unsigned int i = 0; i < NR_LARGE; i++) {
 		objs[n++] = (struct obj){ kmalloc_ok(large_sizes[i], GFP_KERNEL_ACCOUNT), NULL };
 		eu += ref_kmalloc_bytes(large_sizes[i]);
@@ -1432,8 +1432,6 @@ static void test_rmdir_with_live_objects(void **state)
 	DEFER_TRUE(wait_dying(root, 0), "all reaped");
 }
 
-/* A dying memcg that only held objcg-charged memory is freed promptly
- * (DESIGN, Decisions: test_kmem_dead_cgroups); the parent keeps the charges. */
 /*
  * RCU lifetimes: a reader that found a memcg without a reference (the
  * objcg's memcg, inside a read-side section) and is held up for 200 ms
@@ -1509,6 +1507,8 @@ static void test_rcu_reader_outlives_last_put(void **state)
 	DEFER_TRUE(wait_dying(root, 0), "all reaped");
 }
 
+/* A dying memcg that only held objcg-charged memory is freed promptly
+ * (docs/design.md, Decisions: test_kmem_dead_cgroups); the parent keeps the charges. */
 static void test_rmdir_kmem_only_reaped(void **state)
 {
 	struct mem_cgroup *root = root_mem_cgroup(), *p = mk(root), *c;
@@ -1628,9 +1628,9 @@ static void test_root_not_charged(void **state)
 	struct memcg_open *o = NULL;
 	/*
 	 * Slab objects and large kmallocs of a context without an objcg are
-	 * not accounted at all (slab doc §4.1, §1.4): the root's slab keys
+	 * not accounted at all (docs/kernel-slab.md §4.1, §1.4): the root's slab keys
 	 * stay.  Which memory.stat keys count the root's typed pages is not
-	 * in the spec (the kernel counts root anon/file in the root's stats,
+	 * in docs/kernel-*.md (the kernel counts root anon/file in the root's stats,
 	 * not its kernel stacks, page tables, percpu, vmalloc or sock): only
 	 * reported.
 	 */
@@ -1877,7 +1877,7 @@ struct item {
 	int tid;			/* allocating thread (concurrency tests) */
 };
 
-/* Pages a task owns: freed at its exit (DESIGN, Decisions). */
+/* Pages a task owns: freed at its exit (docs/design.md, Decisions). */
 static bool owned_type(enum memcg_page_type t)
 {
 	return t == MEMCG_PAGE_ANON || t == MEMCG_PAGE_KERNEL_STACK || t == MEMCG_PAGE_PAGETABLES;
@@ -2523,7 +2523,7 @@ static void test_file_table(void **state)
 		DEFER_TRUE(memcg_file_lookup(name) == f, "lookup(%s) == at(%u)", name, i);
 		if (!s) {
 			if (strncmp(name, "memory.", 7) == 0) {
-				print_error("memcg file table has %s, not in spec §7\n", name);
+				print_error("memcg file table has %s, not in docs/kernel-interface.md §7\n", name);
 				deferred_failures++;
 			} else {
 				print_message("  note: memcg file table also has %s\n", name);
