@@ -148,7 +148,9 @@ static void pidset_walk(struct pidset *ps, const char *dir, int depth)
 	char p[MEMCGFS_PATH_MAX + 32], **names;
 	size_t n, before = ps->n;
 
-	snprintf(p, sizeof(p), "%s/cgroup.threads", dir);
+	/* a path too long for the buffer is a cgroup we cannot name: skipped, never cut */
+	if (snprintf(p, sizeof(p), "%s/cgroup.threads", dir) >= (int)sizeof(p))
+		return;
 	pidset_add_file(ps, p);
 	snprintf(p, sizeof(p), "%s/cgroup.procs", dir);
 	if (ps->n == before)
@@ -156,8 +158,8 @@ static void pidset_walk(struct pidset *ps, const char *dir, int depth)
 	if (depth > 64 || mctl_list_children(dir, &names, &n))
 		return;
 	for (size_t i = 0; i < n; i++) {
-		snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
-		pidset_walk(ps, p, depth + 1);
+		if (snprintf(p, sizeof(p), "%s/%s", dir, names[i]) < (int)sizeof(p))
+			pidset_walk(ps, p, depth + 1);
 	}
 	mctl_free_list(names, n);
 }
