@@ -1466,7 +1466,15 @@ static int procs_oom_kill(struct memcg_task *t, int sig, void *arg)
 	p = proc_find(pid);
 	if (p && p->task == t && !p->exited && p->pidfd >= 0) {
 		ret = pidfd_send_signal(p->pidfd, sig) ? -errno : 0;
-		if (ret)
+		/*
+		 * -ESRCH: the victim exited and was reaped after it was
+		 * chosen, before its exit reached the process table (the
+		 * kernel's victim would be exiting too): what the kill was
+		 * for has happened, and the exit uncharges it.
+		 */
+		if (ret == -ESRCH)
+			fs_info("OOM kill of %d (%s): it had already exited", pid, p->comm);
+		else if (ret)
 			fs_warn("OOM kill of %d (%s): %s", pid, p->comm, strerror(-ret));
 		else
 			fs_info("OOM killed %d (%s) with signal %d", pid, p->comm, sig);

@@ -65,6 +65,7 @@
 
 #define REFRESH_NS	(1 * NSEC_PER_MSEC)	/* a read samples members older than this */
 #define STATUS_EVERY	16	/* status is read at least every this many samples */
+#define IDLE_AFTER	5	/* unchanged this many samples: idle, every 2nd round */
 #define FILE_IDLE_EVERY	8	/* files not used lately: sampled every this many rounds */
 #define FILE_GRACE_NS	(5 * NSEC_PER_SEC)	/* a file members used lately stays known */
 #define FD_SCAN_EVERY	8	/* without fanotify: descriptors looked at this often */
@@ -84,6 +85,7 @@ struct real_proc {
 	int statm_fd;			/* kept open, or -1 past the budget */
 	unsigned long statm[3];		/* size, resident, shared */
 	unsigned int nsample;
+	unsigned int still;		/* samples since statm last moved */
 	bool scan_files;		/* look at its descriptors and mappings */
 	bool warned;			/* a /proc read failed: said once */
 	bool charged;			/* it has real memory charged */
@@ -308,8 +310,15 @@ static bool sample_proc(struct proc *p)
 	if (n <= 0 || sscanf(buf, "%lu %lu %lu", &statm[0], &statm[1], &statm[2]) != 3)
 		return rp->charged;	/* exiting: its exit uncharges it */
 	/* statm still: nothing resident changed (threads and page tables come with size) */
-	if (rp->nsample++ % STATUS_EVERY && !memcmp(statm, rp->statm, sizeof(statm)))
-		return rp->charged;
+	if (!memcmp(statm, rp->statm, sizeof(statm))) {
+		if (rp->still < IDLE_AFTER)
+			rp->still++;
+		if (rp->nsample++ % STATUS_EVERY)
+			return rp->charged;
+	} else {
+		rp->still = 0;
+		rp->nsample++;
+	}
 	memcpy(rp->statm, statm, sizeof(statm));
 	atomic_fetch_add_explicit(&stat_status_reads, 1, memory_order_relaxed);
 	n = proc_read(p, rp, "status", buf, sizeof(buf));
@@ -956,12 +965,26 @@ static uint64_t throttle_resume(bool all)
 }
 
 /* ---- the rounds ---- */
-static void sample_procs(struct proc **v, size_t n)
+/*
+ * Sample the processes of v.  In a periodic round (round != 0) a process
+ * whose statm has not moved for IDLE_AFTER samples is idle and sampled
+ * every second round only, half of them in each (by pid); its first sample
+ * after it moves brings it back to every round.  A read's refresh
+ * (round 0) samples everyone.
+ */
+static void sample_procs(struct proc **v, size_t n, unsigned long round)
 {
 	pthread_mutex_lock(&sample_lock);
-	for (size_t i = 0; i < n; i++)
-		if (wants_sample(v[i]))
-			sample_proc(v[i]);
+	for (size_t i = 0; i < n; i++) {
+		struct proc *p = v[i];
+		struct real_proc *rp = p->real;
+
+		if (!wants_sample(p))
+			continue;
+		if (round && rp && rp->still >= IDLE_AFTER && ((round + (unsigned long)p->pid) & 1))
+			continue;
+		sample_proc(p);
+	}
 	pthread_mutex_unlock(&sample_lock);
 }
 
@@ -1063,7 +1086,7 @@ static void round_work(bool sample, unsigned long round)
 	if (procs_collect(NULL, &v, &n))
 		return;
 	if (sample) {
-		sample_procs(v, n);
+		sample_procs(v, n, round);
 		sample_files(round % FILE_IDLE_EVERY == 0, NULL);
 	}
 	/* descriptors and mappings of processes just moved in (or all: no fanotify) */
@@ -1177,7 +1200,7 @@ uint64_t realmem_refresh(struct cgroup *cg)
 	atomic_store(&cg->real_refreshed_ns, now);
 	if (procs_collect(cg, &v, &n))
 		return 0;
-	sample_procs(v, n);
+	sample_procs(v, n, 0);
 	pthread_rwlock_rdlock(&fs_tree_lock);
 	memcg = cgroup_memcg(cg);
 	mem_cgroup_get(memcg);
@@ -1337,9 +1360,14 @@ void realmem_stop(void)
 
 void realmem_exit(void)
 {
+	unsigned long samples, status_reads, file_samples, files;
+
 	realmem_stop();
 	if (!real_on)
 		return;
+	realmem_stats(&samples, &status_reads, &file_samples, &files);
+	fs_info("real memory: %lu process samples (%lu read status), %lu file samples, %lu files known",
+		samples, status_reads, file_samples, files);
 	/* forget every file: their charges go with the machine's teardown */
 	for (;;) {
 		struct memcg_real_file *mf = NULL;
