@@ -14,11 +14,11 @@ spawn_in() {
 	SPAWNED=$!
 }
 
-# wait_for DESCRIPTION COMMAND: until COMMAND succeeds (5 s)
+# wait_for DESCRIPTION COMMAND: until COMMAND succeeds (5 s, or WAIT_S)
 wait_for() {
 	local d=$1 i
 	shift
-	for i in $(seq 1 100); do
+	for i in $(seq 1 $((${WAIT_S:-5} * 20))); do
 		if "$@"; then pass "$d"; return; fi
 		sleep 0.05
 	done
@@ -174,9 +174,16 @@ eq "... while its own cgroup.freeze is 0" "0" "$(cat "$MNT/c/d/cgroup.freeze")"
 sleep 60 &
 F2=$!
 echo "$F2" > "$MNT/c/d/cgroup.procs"
-wait_for "a process moved into a frozen child is stopped" test "$(awk '{ print $3 }' /proc/$F2/stat)" = T
+# (the stop and the resume are signals.  Under ASan on a loaded 2-CPU
+# machine, about 1 run in 8, the process was still T 5 s after the move
+# out and S a moment later, though the daemon's pidfd_send_signal(SIGCONT)
+# had succeeded at the move (seen with a traced build); the cause is not
+# found, hence the longer wait)
+WAIT_S=20 wait_for "a process moved into a frozen child is stopped" \
+	test "$(awk '{ print $3 }' /proc/$F2/stat)" = T
 echo "$F2" > "$MNT/cgroup.procs"
-wait_for "... and runs again once moved out" test "$(awk '{ print $3 }' /proc/$F2/stat)" = S
+WAIT_S=20 wait_for "... and runs again once moved out" \
+	test "$(awk '{ print $3 }' /proc/$F2/stat)" = S
 kill "$F2"; wait "$F2" 2>/dev/null
 sleep 0.05
 match "cgroup.stat.local counts frozen time" "^frozen_usec [1-9][0-9]*$" "$(cat "$MNT/c/cgroup.stat.local")"
