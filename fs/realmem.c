@@ -1265,6 +1265,12 @@ int realmem_init(const struct memcgfs_config *conf)
 	ev.data.u32 = TAG_WAKE;
 	if (epoll_ctl(ep_fd, EPOLL_CTL_ADD, wake_fd, &ev))
 		return -errno;
+	/* MEMCGFS_CACHESTAT=0 forces mincore(2), as before Linux 6.5 (its test) */
+	if (getenv("MEMCGFS_CACHESTAT") && !strcmp(getenv("MEMCGFS_CACHESTAT"), "0")) {
+		cachestat_ok = false;
+		fs_info("real memory: cachestat off (MEMCGFS_CACHESTAT=0): page cache measured "
+			"with mincore(2)");
+	}
 	/* MEMCGFS_FANOTIFY=0 forces the /proc fallback (its test) */
 	no_fan = getenv("MEMCGFS_FANOTIFY");
 	if (no_fan && !strcmp(no_fan, "0")) {
