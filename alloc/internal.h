@@ -89,6 +89,14 @@ struct machine {
 	size_t map_len;
 	unsigned int page_shift, page_size;
 	size_t kmalloc_max_cache;	/* 2 * page_size: KMALLOC_SHIFT_HIGH */
+	/*
+	 * The fast paths' one bound test also stands for the kernel's static
+	 * keys (slab_update_rare sets them): kmalloc_fast_limit is
+	 * kmalloc_max_cache, 0 while slab_hooks_on; kfree_fast_limit is size,
+	 * 0 while trace_on.  Everything past the limit takes the general path.
+	 */
+	size_t kmalloc_fast_limit;
+	uint64_t kfree_fast_limit;
 	unsigned long nr_pages;
 	struct page *pages;		/* side table, indexed by pfn */
 	struct slab *slabs;		/* slab side table, indexed by head pfn */
@@ -162,11 +170,6 @@ static __always_inline unsigned int slot_cpu(void)
 	return alloc_refresh_cpu_hint();
 }
 
-static __always_inline unsigned int rseq_cpu_id(void)
-{
-	return alloc_rseq_cpu();
-}
-
 /* Make sure no restartable section of CPU 'cpu' overlaps what follows. */
 void rseq_fence_cpu(unsigned int cpu);
 
@@ -180,6 +183,15 @@ void rseq_fence_cpu(unsigned int cpu);
  */
 struct slab {
 	struct kmem_cache *cache;
+	/*
+	 * cache->cpu_slab and cache->offset, copied here by new_slab(): the
+	 * free fast path reads them with obj_exts from the first 32 bytes
+	 * of the slab (one cache line: the struct is 32-aligned), one
+	 * dependent load less between kfree's pointer and its push.
+	 */
+	struct kmem_cache_cpu *cpu_slab;
+	struct slabobj_ext *obj_exts;
+	unsigned int fp_offset;
 	char *base;
 	void *freelist;
 	uint16_t inuse;
@@ -190,8 +202,7 @@ struct slab {
 	_Atomic uint32_t lock;
 	struct slab *next, *prev;	/* node partial list; CPU partial: next */
 	unsigned int slabs;		/* CPU partial list length, in its head */
-	struct slabobj_ext *obj_exts;
-};
+} __attribute__((aligned(32)));
 
 /*
  * Layout the restartable sequences know: freelist at 0, slab at 8, lock at
@@ -252,6 +263,12 @@ struct kmem_cache {
 };
 
 extern struct kmem_cache *kmalloc_caches[NR_KMALLOC_TYPES][16];
+/*
+ * kmalloc_normal_by_size[(size - 1) / 8]: the KMALLOC_NORMAL cache of every
+ * size up to KMALLOC_MAX_CACHE_SIZE, so that kmalloc's fast path finds its
+ * cache in one load (the kernel folds kmalloc_index() at compile time).
+ */
+extern struct kmem_cache **kmalloc_normal_by_size;
 extern const uint8_t kmalloc_size_index[24];
 extern const uint8_t kmalloc_type_of_bits[4];
 
