@@ -1151,12 +1151,12 @@ struct slab *virt_to_slab(const void *addr, struct page **headp)
 	return page->kind == PAGE_KIND_SLAB ? page->slab : NULL;
 }
 
-__noinline void *kmem_cache_alloc(struct kmem_cache *s, gfp_t gfp)
+__hot_aligned __noinline void *kmem_cache_alloc(struct kmem_cache *s, gfp_t gfp)
 {
 	return slab_alloc(s, gfp, _RET_IP_, s->object_size, false);
 }
 
-__noinline void kmem_cache_free(struct kmem_cache *s, void *obj)
+__hot_aligned __noinline void kmem_cache_free(struct kmem_cache *s, void *obj)
 {
 	struct slab *slab = virt_to_slab(obj, NULL);
 
@@ -1194,7 +1194,7 @@ static __noinline void *kmalloc_general(size_t size, gfp_t gfp, uintptr_t caller
  * run: a normal cache is rare only while slab_hooks_on, and then
  * kmalloc_fast_limit is 0 and every kmalloc takes kmalloc_general.
  */
-__noinline void *kmalloc(size_t size, gfp_t gfp)
+__hot_aligned __noinline void *kmalloc(size_t size, gfp_t gfp)
 {
 	if (likely(size - 1 < READ_ONCE(machine.kmalloc_fast_limit)) &&
 	    likely(!(gfp & (__GFP_RECLAIMABLE | __GFP_ACCOUNT | __GFP_ZERO)))) {
@@ -1251,7 +1251,7 @@ static __noinline void kfree_rare(const void *obj, uintptr_t caller)
 		__kfree(obj, off);
 }
 
-__noinline void kfree(const void *obj)
+__hot_aligned __noinline void kfree(const void *obj)
 {
 	uintptr_t off = (uintptr_t)obj - (uintptr_t)machine.base;
 
