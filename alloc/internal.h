@@ -214,12 +214,14 @@ struct slab {
 
 /*
  * Layout the restartable sequences know: freelist at 0, slab at 8, lock at
- * 16, pend_head at 24, pend_count at 32 (the two stored by one 16-byte
- * commit), pend_slab at 40.
+ * 16, pend_head at 24, pend_slab at 32.  The pending run's head and slab
+ * are laid out as the freelist and the CPU slab, 24 bytes on, so that one
+ * push serves both (slub.c, rseq_free_push).
  *
  * pend_*: objects freed on this CPU to one slab that is not the CPU slab,
  * chained through their free pointers and handed back to that slab in one
- * locked section when a free for another slab comes (or on flush).  This is
+ * locked section when a free for another slab comes (or on flush), its
+ * length counted then.  This is
  * the kernel's detached freelist (build_detached_freelist, which
  * kmem_cache_free_bulk hands to __slab_free in one cmpxchg) kept across
  * calls: a run of frees to one slab costs one atomic operation instead of
@@ -232,9 +234,8 @@ struct kmem_cache_cpu {
 	_Atomic uint32_t lock;
 	uint32_t pad;
 	void *pend_head;
-	unsigned long pend_count;
 	struct slab *pend_slab;
-	void *pend_tail;
+	void *pend_tail;		/* the run's first object, its last link */
 	struct slab *partial;
 } __attribute__((aligned(64)));
 

@@ -408,10 +408,15 @@ static struct slab *new_slab(struct kmem_cache *s, gfp_t gfp)
 	for (unsigned long i = 0, pfn = page_to_pfn(page); i < (1ul << order); i++)
 		machine.slab_of[pfn + i] = slab;
 
-	p = slab->base;
-	for (unsigned int i = 0; i + 1 < objects; i++, p += s->size)
-		set_freepointer(s, p, p + s->size);
-	set_freepointer(s, p, NULL);
+	{
+		/* locals: the stores through void ** could alias s (-fno-strict-aliasing) */
+		const unsigned int size = s->size, offset = s->offset;
+		char *end = slab->base + (size_t)size * (objects - 1);
+
+		for (p = slab->base; p < end; p += size)
+			*(void **)(p + offset) = p + size;
+		*(void **)(p + offset) = NULL;
+	}
 	slab->freelist = slab->base;
 
 	if (s->account && memcg_kmem_online())
@@ -685,6 +690,24 @@ _Static_assert(sizeof(struct kmem_cache_cpu) == 64, "rseq layout: cpu_slab[cpu] 
  * aborts).
  */
 
+/* struct rseq_cs: version, flags, start_ip, post_commit_offset, abort_ip (4f) */
+#define RSEQ_CS_DESC(label, start, end)					\
+	".balign 32\n\t"						\
+	label ":\n\t"							\
+	".long 0x0, 0x0\n\t"						\
+	".quad " start ", (" end " - " start "), 4f\n\t"
+
+/*
+ * The abort handler (4:) after glibc's signature, in __rseq_failure, left
+ * open for more out-of-line code: it starts the sequence again at 0:.
+ */
+#define RSEQ_ABORT_RESTART						\
+	".pushsection __rseq_failure, \"ax\"\n\t"			\
+	".byte 0x0f, 0xb9, 0x3d\n\t"					\
+	".long 0x53053053\n\t"						\
+	"4:\n\t"							\
+	"jmp 0b\n\t"
+
 /*
  * Pop the CPU freelist of the CPU we run on: the object, or NULL for the
  * slow path (the slot's lock is held or the freelist is empty).  A plain
@@ -701,10 +724,7 @@ static __always_inline void *rseq_freelist_pop(struct kmem_cache_cpu *cpu_slab,
 
 	__asm__ __volatile__(
 		".pushsection __rseq_cs, \"aw\"\n\t"
-		".balign 32\n\t"
-		"3:\n\t"
-		".long 0x0, 0x0\n\t"
-		".quad 1f, (2f - 1f), 4f\n\t"
+		RSEQ_CS_DESC("3", "1f", "2f")
 		".popsection\n\t"
 		"0:\n\t"
 		"leaq 3b(%%rip), %[obj]\n\t"
@@ -722,11 +742,7 @@ static __always_inline void *rseq_freelist_pop(struct kmem_cache_cpu *cpu_slab,
 		"movq (%[obj], %[off]), %[next]\n\t"
 		"movq %[next], (%[c])\n\t"
 		"2:\n\t"
-		".pushsection __rseq_failure, \"ax\"\n\t"
-		".byte 0x0f, 0xb9, 0x3d\n\t"
-		".long 0x53053053\n\t"
-		"4:\n\t"
-		"jmp 0b\n\t"
+		RSEQ_ABORT_RESTART
 		".popsection\n\t"
 		: [obj] "=&r"(obj), [c] "=&r"(c), [next] "=&r"(next)
 		: [rseq_off] "r"(alloc_rseq_offset), [base] "r"(cpu_slab),
@@ -736,16 +752,14 @@ static __always_inline void *rseq_freelist_pop(struct kmem_cache_cpu *cpu_slab,
 }
 
 _Static_assert(__builtin_offsetof(struct kmem_cache_cpu, pend_head) == 24, "rseq layout");
-_Static_assert(__builtin_offsetof(struct kmem_cache_cpu, pend_count) == 32, "rseq layout");
-_Static_assert(__builtin_offsetof(struct kmem_cache_cpu, pend_slab) == 40, "rseq layout");
+_Static_assert(__builtin_offsetof(struct kmem_cache_cpu, pend_slab) == 32, "rseq layout");
 
 /*
  * Push obj onto the CPU freelist if its slab is the CPU slab, else onto the
- * pending run if the run is for its slab (the new head and count committed
- * together by one 16-byte store): true when done, false for the slow path
- * (the slot's lock is held, or the object belongs to neither).  Two
- * sections, one per commit; the second starts after the first found its
- * slab was not the CPU slab, and an abort in either restarts the first.
+ * pending run if the run is for its slab: true when done, false for the
+ * slow path (the slot's lock is held, or the object belongs to neither).
+ * The run's head and slab sit as the freelist and the CPU slab do, 24 bytes
+ * on: one section, one commit for both.
  */
 static __always_inline bool rseq_free_push(struct kmem_cache_cpu *cpu_slab,
 					   unsigned long offset, struct slab *slab,
@@ -753,14 +767,7 @@ static __always_inline bool rseq_free_push(struct kmem_cache_cpu *cpu_slab,
 {
 	__asm__ __volatile__ goto(
 		".pushsection __rseq_cs, \"aw\"\n\t"
-		".balign 32\n\t"
-		"3:\n\t"
-		".long 0x0, 0x0\n\t"
-		".quad 1f, (2f - 1f), 4f\n\t"
-		".balign 32\n\t"
-		"5:\n\t"
-		".long 0x0, 0x0\n\t"
-		".quad 6f, (7f - 6f), 4f\n\t"
+		RSEQ_CS_DESC("3", "1f", "2f")
 		".popsection\n\t"
 		"0:\n\t"
 		"leaq 3b(%%rip), %%rax\n\t"
@@ -772,44 +779,22 @@ static __always_inline bool rseq_free_push(struct kmem_cache_cpu *cpu_slab,
 		"cmpl $0, 16(%%rax)\n\t"
 		"jnz %l[slow]\n\t"
 		"cmpq %[slab], 8(%%rax)\n\t"
-		"jnz 8f\n\t"
+		"je 5f\n\t"
+		"cmpq %[slab], 32(%%rax)\n\t"
+		"jnz %l[slow]\n\t"
+		"addq $24, %%rax\n\t"
+		"5:\n\t"
 		"movq (%%rax), %%r11\n\t"
 		"movq %%r11, (%[obj], %[off])\n\t"
 		"movq %[obj], (%%rax)\n\t"
 		"2:\n\t"
-		".pushsection __rseq_failure, \"ax\"\n\t"
-		".byte 0x0f, 0xb9, 0x3d\n\t"
-		".long 0x53053053\n\t"
-		"4:\n\t"
-		"jmp 0b\n\t"
-		"8:\n\t"
-		"leaq 5b(%%rip), %%rax\n\t"
-		"movq %%rax, %%fs:8(%[rseq_off])\n\t"
-		"6:\n\t"
-		"movl %%fs:4(%[rseq_off]), %%eax\n\t"
-		"shlq $6, %%rax\n\t"
-		"addq %[base], %%rax\n\t"
-		"cmpl $0, 16(%%rax)\n\t"
-		"jnz %l[slow]\n\t"
-		"cmpq %[slab], 40(%%rax)\n\t"
-		"jnz %l[slow]\n\t"
-		"movq 24(%%rax), %%r11\n\t"
-		"movq %%r11, (%[obj], %[off])\n\t"
-		"movq 32(%%rax), %%r11\n\t"
-		"incq %%r11\n\t"
-		"movq %[obj], %%xmm0\n\t"
-		"movq %%r11, %%xmm1\n\t"
-		"punpcklqdq %%xmm1, %%xmm0\n\t"
-		"movups %%xmm0, 24(%%rax)\n\t"
-		"7:\n\t"
-		"jmp %l[done]\n\t"
+		RSEQ_ABORT_RESTART
 		".popsection\n\t"
 		:
 		: [rseq_off] "r"(alloc_rseq_offset), [base] "r"(cpu_slab),
 		  [off] "r"(offset), [slab] "r"(slab), [obj] "r"(obj)
-		: "memory", "cc", "rax", "r11", "xmm0", "xmm1"
-		: slow, done);
-done:
+		: "memory", "cc", "rax", "r11"
+		: slow);
 	return true;
 slow:
 	return false;
@@ -904,16 +889,20 @@ struct pending {
 	unsigned long cnt;
 };
 
-/* Detach c's pending list (c locked); hand it to __slab_free unlocked. */
-static void take_pending(struct kmem_cache_cpu *c, struct pending *p)
+/*
+ * Detach c's pending list (c locked) and count it; hand it to __slab_free
+ * unlocked.
+ */
+static void take_pending(struct kmem_cache *s, struct kmem_cache_cpu *c, struct pending *p)
 {
 	p->slab = c->pend_slab;
 	p->head = c->pend_head;
 	p->tail = c->pend_tail;
-	p->cnt = c->pend_count;
+	p->cnt = 0;
+	for (void *q = p->head; q; q = get_freepointer(s, q))
+		p->cnt++;
 	c->pend_slab = NULL;
 	c->pend_head = c->pend_tail = NULL;
-	c->pend_count = 0;
 }
 
 static void flush_pending(struct kmem_cache *s, struct pending *p)
@@ -940,16 +929,14 @@ static __noinline void slab_free_slow(struct kmem_cache *s, struct slab *slab, v
 	if (c->pend_slab == slab) {
 		set_freepointer(s, obj, c->pend_head);
 		c->pend_head = obj;
-		c->pend_count++;
 		slot_unlock(c);
 		return;
 	}
 	/* a new run starts: the old one goes back to its slab */
-	take_pending(c, &old);
+	take_pending(s, c, &old);
 	set_freepointer(s, obj, NULL);
 	c->pend_slab = slab;
 	c->pend_head = c->pend_tail = obj;
-	c->pend_count = 1;
 	slot_unlock(c);
 	flush_pending(s, &old);
 }
@@ -1314,7 +1301,7 @@ int flush_all(struct kmem_cache *s)
 		struct kmem_cache_cpu *c = slot_lock(s, cpu);
 		struct pending pend;
 
-		take_pending(c, &pend);
+		take_pending(s, c, &pend);
 		slot_unlock(c);
 		flush_pending(s, &pend);
 	}
