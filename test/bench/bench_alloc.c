@@ -6,7 +6,8 @@
  *   kfree(kmalloc(n, GFP_KERNEL)) for n = 8, 64, 256, 2312, 4096: ns per
  *       pair and instructions per pair (valgrind --tool=callgrind on this
  *       same program, --instr mode);
- *   bulk: 1M 8-byte allocations, then all their frees (in allocation order);
+ *   bulk: 1M 8-byte allocations, then all their frees (in allocation order),
+ *       the two phases also timed apart;
  *   bytes_alloc of kmalloc(2312) and of a dedicated SLAB_HWCACHE_ALIGN cache
  *       of 2312-byte objects.
  *
@@ -269,6 +270,10 @@ static void run_pairs(int mode, size_t n, unsigned long iters)
 	}
 }
 
+/* Where the allocations end and the frees begin (thread CPU time). */
+static double bulk_mid_ns;
+static double cpu_ns(void);
+
 #define BULK_LOOP(NAME, ALLOC, FREE)					\
 static __attribute__((noinline, aligned(64))) void NAME(void **v, unsigned long count) \
 {									\
@@ -278,6 +283,7 @@ static __attribute__((noinline, aligned(64))) void NAME(void **v, unsigned long 
 		SINK(p);						\
 		v[i] = p;						\
 	}								\
+	bulk_mid_ns = cpu_ns();						\
 	for (unsigned long i = 0; i < count; i++) {			\
 		void *p = v[i];						\
 		SINK(p);						\
@@ -728,6 +734,7 @@ int main(int argc, char **argv)
 	double pair_med[NR_SIZES][NR_MODES];
 	double ratio_je[NR_SIZES], ratio_mi[NR_SIZES], ratio_q[NR_SIZES][2];
 	double bulk_ns[NR_MODES][MAX_REPS], bulk_med[NR_MODES], bulk_ratio_mi, bulk_ratio_je;
+	double bulk_phase[2][NR_MODES][MAX_REPS], bulk_phase_med[2][NR_MODES];
 	double lock_med[NR_SIZES];
 	double instr[NR_SIZES][NR_MODES], bulk_instr[NR_MODES];
 	double instr_empty = INSTR_NA, bulk_instr_empty = INSTR_NA;
@@ -844,14 +851,22 @@ int main(int argc, char **argv)
 			int m = (j + r) % NR_MODES;
 			double t = cpu_ns();
 
+			double t2;
+
 			run_bulk(m, v, opt_bulk);
-			bulk_ns[m][r] = (cpu_ns() - t) / (double)opt_bulk;
+			t2 = cpu_ns();
+			bulk_ns[m][r] = (t2 - t) / (double)opt_bulk;
+			bulk_phase[0][m][r] = (bulk_mid_ns - t) / (double)opt_bulk;
+			bulk_phase[1][m][r] = (t2 - bulk_mid_ns) / (double)opt_bulk;
 		}
 	{
 		double rm[MAX_REPS], rj[MAX_REPS];
 
-		for (int m = 0; m < NR_MODES; m++)
+		for (int m = 0; m < NR_MODES; m++) {
 			bulk_med[m] = median(bulk_ns[m], bulk_reps);
+			bulk_phase_med[0][m] = median(bulk_phase[0][m], bulk_reps);
+			bulk_phase_med[1][m] = median(bulk_phase[1][m], bulk_reps);
+		}
 		for (int r = 0; r < bulk_reps; r++) {
 			rm[r] = bulk_ns[A_MEMCGFS][r] / bulk_ns[A_MIMALLOC][r];
 			rj[r] = bulk_ns[A_MEMCGFS][r] / bulk_ns[A_JEMALLOC][r];
@@ -1033,6 +1048,12 @@ int main(int argc, char **argv)
 	       bulk_med[A_GLIBC], bulk_med[A_JEMALLOC], bulk_med[A_MIMALLOC],
 	       bulk_ratio_mi, bulk_ratio_je);
 	printf("  (the empty loops: %.2f ns/pair, included)\n", bulk_med[A_EMPTY]);
+	printf("  the two phases, ns per allocation / per free (medians): memcgfs %.2f / %.2f, "
+	       "glibc %.2f / %.2f, jemalloc %.2f / %.2f, mimalloc %.2f / %.2f\n",
+	       bulk_phase_med[0][A_MEMCGFS], bulk_phase_med[1][A_MEMCGFS],
+	       bulk_phase_med[0][A_GLIBC], bulk_phase_med[1][A_GLIBC],
+	       bulk_phase_med[0][A_JEMALLOC], bulk_phase_med[1][A_JEMALLOC],
+	       bulk_phase_med[0][A_MIMALLOC], bulk_phase_med[1][A_MIMALLOC]);
 	if (!instr_skip)
 		printf("  instructions per pair (callgrind, %lu allocations, the empty "
 		       "loops' %.1f subtracted): memcgfs %.1f, glibc %.1f, jemalloc %.1f, "
