@@ -169,8 +169,14 @@ static int check_locked(char *msg, size_t len)
 				}
 				if (cc->pend_slab == slab) {
 					long np = walk_freelist(s, slab, cc->pend_head, seen);
+					char *t = cc->pend_tail;
+					uintptr_t toff = (uintptr_t)(t - slab->base);
 
-					if (np != (long)cc->pend_count)
+					/* the run ends at its tail, an object of the run */
+					if (np >= 0 && (!t || t < slab->base || toff % s->size ||
+							toff / s->size >= slab->objects ||
+							!seen[toff / s->size] ||
+							*(void **)(t + s->offset)))
 						np = -1;
 					npend = np < 0 || npend < 0 ? -1 : npend + np;
 				}

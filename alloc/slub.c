@@ -399,6 +399,8 @@ static struct slab *new_slab(struct kmem_cache *s, gfp_t gfp)
 	slab = &machine.slabs[page_to_pfn(page)];
 	memset(slab, 0, sizeof(*slab));
 	slab->cache = s;
+	slab->cpu_slab = s->cpu_slab;
+	slab->fp_offset = s->offset;
 	slab->base = page_address(page);
 	slab->objects = (uint16_t)objects;
 	slab->nid = (uint8_t)page_to_nid(page);
@@ -406,10 +408,15 @@ static struct slab *new_slab(struct kmem_cache *s, gfp_t gfp)
 	for (unsigned long i = 0, pfn = page_to_pfn(page); i < (1ul << order); i++)
 		machine.slab_of[pfn + i] = slab;
 
-	p = slab->base;
-	for (unsigned int i = 0; i + 1 < objects; i++, p += s->size)
-		set_freepointer(s, p, p + s->size);
-	set_freepointer(s, p, NULL);
+	{
+		/* locals: the stores through void ** could alias s (-fno-strict-aliasing) */
+		const unsigned int size = s->size, offset = s->offset;
+		char *end = slab->base + (size_t)size * (objects - 1);
+
+		for (p = slab->base; p < end; p += size)
+			*(void **)(p + offset) = p + size;
+		*(void **)(p + offset) = NULL;
+	}
 	slab->freelist = slab->base;
 
 	if (s->account && memcg_kmem_online())
@@ -671,116 +678,126 @@ _Static_assert(RSEQ_SIG == 0x53053053, "glibc's x86-64 rseq signature");
 _Static_assert(__builtin_offsetof(struct kmem_cache_cpu, freelist) == 0, "rseq layout");
 _Static_assert(__builtin_offsetof(struct kmem_cache_cpu, slab) == 8, "rseq layout");
 _Static_assert(__builtin_offsetof(struct kmem_cache_cpu, lock) == 16, "rseq layout");
+_Static_assert(sizeof(struct kmem_cache_cpu) == 64, "rseq layout: cpu_slab[cpu] is cpu << 6");
 
-#define RSEQ_CS_TABLE ALLOC_RSEQ_CS_BEGIN
-#define RSEQ_CS_ABORT ALLOC_RSEQ_CS_ABORT
 
 /*
- * Pop the CPU freelist: 0 and *out set, 1 for the slow path, -1 to retry.
- * The object leaves through memory, as librseq's sequences do, not as an
- * asm goto output: built with gcc 12 and -fsanitize=address, the output
- * form handed out an "object" just past the cpu_slab array.
+ * Both sequences read the CPU number inside the critical section, after
+ * rseq_cs is set: a migration from there on aborts the section, so the
+ * number needs no second check (librseq's sequences take the CPU as an
+ * argument, read before, and compare it again).  An abort restarts the
+ * whole sequence from the rseq_cs store (the kernel clears rseq_cs when it
+ * aborts).
  */
-static __always_inline int rseq_freelist_pop(struct kmem_cache_cpu *c, unsigned int cpu,
-					     unsigned long offset, void **out)
+
+/* struct rseq_cs: version, flags, start_ip, post_commit_offset, abort_ip (4f) */
+#define RSEQ_CS_DESC(label, start, end)					\
+	".balign 32\n\t"						\
+	label ":\n\t"							\
+	".long 0x0, 0x0\n\t"						\
+	".quad " start ", (" end " - " start "), 4f\n\t"
+
+/*
+ * The abort handler (4:) after glibc's signature, in __rseq_failure, left
+ * open for more out-of-line code: it starts the sequence again at 0:.
+ */
+#define RSEQ_ABORT_RESTART						\
+	".pushsection __rseq_failure, \"ax\"\n\t"			\
+	".byte 0x0f, 0xb9, 0x3d\n\t"					\
+	".long 0x53053053\n\t"						\
+	"4:\n\t"							\
+	"jmp 0b\n\t"
+
+/*
+ * Pop the CPU freelist of the CPU we run on: the object, or NULL for the
+ * slow path (the slot's lock is held or the freelist is empty).  A plain
+ * asm with a register output: no asm goto (built with gcc 12 and
+ * -fsanitize=address, asm goto with an output handed out an "object" just
+ * past the cpu_slab array).
+ */
+static __always_inline void *rseq_freelist_pop(struct kmem_cache_cpu *cpu_slab,
+					       unsigned long offset)
 {
-	__asm__ __volatile__ goto(
-		RSEQ_CS_TABLE
+	void *obj;
+	struct kmem_cache_cpu *c;
+	void *next;
+
+	__asm__ __volatile__(
+		".pushsection __rseq_cs, \"aw\"\n\t"
+		RSEQ_CS_DESC("3", "1f", "2f")
+		".popsection\n\t"
+		"0:\n\t"
+		"leaq 3b(%%rip), %[obj]\n\t"
+		"movq %[obj], %%fs:8(%[rseq_off])\n\t"
+		"1:\n\t"
+		"movl %%fs:4(%[rseq_off]), %k[c]\n\t"
+		"shlq $6, %[c]\n\t"
+		"addq %[base], %[c]\n\t"
+		"xorl %k[obj], %k[obj]\n\t"
 		"cmpl $0, 16(%[c])\n\t"
-		"jnz %l[slow]\n\t"
-		"movq (%[c]), %%r11\n\t"
-		"testq %%r11, %%r11\n\t"
-		"jz %l[slow]\n\t"
-		"movq (%%r11, %[off]), %%rax\n\t"
-		"movq %%rax, (%[c])\n\t"
+		"jnz 2f\n\t"
+		"movq (%[c]), %[obj]\n\t"
+		"testq %[obj], %[obj]\n\t"
+		"jz 2f\n\t"
+		"movq (%[obj], %[off]), %[next]\n\t"
+		"movq %[next], (%[c])\n\t"
 		"2:\n\t"
-		"movq %%r11, %[out]\n\t"
-		RSEQ_CS_ABORT
-		:
-		: [cpu] "r"(cpu), [rseq_off] "r"(alloc_rseq_offset), [c] "r"(c),
-		  [off] "r"(offset), [out] "m"(*out)
-		: "memory", "cc", "rax", "r11"
-		: slow, abort);
-	return 0;
-abort:
-	return -1;
-slow:
-	return 1;
+		RSEQ_ABORT_RESTART
+		".popsection\n\t"
+		: [obj] "=&r"(obj), [c] "=&r"(c), [next] "=&r"(next)
+		: [rseq_off] "r"(alloc_rseq_offset), [base] "r"(cpu_slab),
+		  [off] "r"(offset)
+		: "memory", "cc");
+	return obj;
 }
-
-/*
- * Push obj onto the list at c+HEAD if the slab at c+SLAB is 'slab': 0 done,
- * 1 for the slow path, -1 to retry.  HEAD/SLAB are the CPU freelist (0/8)
- * or the pending remote-free list (24/32).
- */
-#define DEFINE_RSEQ_PUSH(fn, HEAD, SLAB)					\
-static __always_inline int fn(struct kmem_cache_cpu *c, unsigned int cpu,	\
-			      unsigned long offset, struct slab *slab,		\
-			      void *obj)					\
-{										\
-	__asm__ __volatile__ goto(						\
-		RSEQ_CS_TABLE							\
-		"cmpl $0, 16(%[c])\n\t"					\
-		"jnz %l[slow]\n\t"						\
-		"cmpq %[slab], " #SLAB "(%[c])\n\t"				\
-		"jnz %l[slow]\n\t"						\
-		"movq " #HEAD "(%[c]), %%rax\n\t"				\
-		"movq %%rax, (%[obj], %[off])\n\t"				\
-		"movq %[obj], " #HEAD "(%[c])\n\t"				\
-		"2:\n\t"							\
-		RSEQ_CS_ABORT							\
-		:								\
-		: [cpu] "r"(cpu), [rseq_off] "r"(alloc_rseq_offset), [c] "r"(c),	\
-		  [off] "r"(offset), [slab] "r"(slab), [obj] "r"(obj)		\
-		: "memory", "cc", "rax"						\
-		: slow, abort);							\
-	return 0;								\
-abort:										\
-	return -1;								\
-slow:										\
-	return 1;								\
-}
-
-DEFINE_RSEQ_PUSH(rseq_freelist_push, 0, 8)
 
 _Static_assert(__builtin_offsetof(struct kmem_cache_cpu, pend_head) == 24, "rseq layout");
-_Static_assert(__builtin_offsetof(struct kmem_cache_cpu, pend_count) == 32, "rseq layout");
-_Static_assert(__builtin_offsetof(struct kmem_cache_cpu, pend_slab) == 40, "rseq layout");
+_Static_assert(__builtin_offsetof(struct kmem_cache_cpu, pend_slab) == 32, "rseq layout");
 
 /*
- * Push obj onto the pending run if the run is for 'slab': the new head and
- * count are committed together by one 16-byte store.
+ * Push obj onto the CPU freelist if its slab is the CPU slab, else onto the
+ * pending run if the run is for its slab: true when done, false for the
+ * slow path (the slot's lock is held, or the object belongs to neither).
+ * The run's head and slab sit as the freelist and the CPU slab do, 24 bytes
+ * on: one section, one commit for both.
  */
-static __always_inline int rseq_pending_push(struct kmem_cache_cpu *c, unsigned int cpu,
-					     unsigned long offset, struct slab *slab,
-					     void *obj)
+static __always_inline bool rseq_free_push(struct kmem_cache_cpu *cpu_slab,
+					   unsigned long offset, struct slab *slab,
+					   void *obj)
 {
 	__asm__ __volatile__ goto(
-		RSEQ_CS_TABLE
-		"cmpl $0, 16(%[c])\n\t"
+		".pushsection __rseq_cs, \"aw\"\n\t"
+		RSEQ_CS_DESC("3", "1f", "2f")
+		".popsection\n\t"
+		"0:\n\t"
+		"leaq 3b(%%rip), %%rax\n\t"
+		"movq %%rax, %%fs:8(%[rseq_off])\n\t"
+		"1:\n\t"
+		"movl %%fs:4(%[rseq_off]), %%eax\n\t"
+		"shlq $6, %%rax\n\t"
+		"addq %[base], %%rax\n\t"
+		"cmpl $0, 16(%%rax)\n\t"
 		"jnz %l[slow]\n\t"
-		"cmpq %[slab], 40(%[c])\n\t"
+		"cmpq %[slab], 8(%%rax)\n\t"
+		"je 5f\n\t"
+		"cmpq %[slab], 32(%%rax)\n\t"
 		"jnz %l[slow]\n\t"
-		"movq 24(%[c]), %%rax\n\t"
-		"movq %%rax, (%[obj], %[off])\n\t"
-		"movq 32(%[c]), %%rax\n\t"
-		"incq %%rax\n\t"
-		"movq %[obj], %%xmm0\n\t"
-		"movq %%rax, %%xmm1\n\t"
-		"punpcklqdq %%xmm1, %%xmm0\n\t"
-		"movups %%xmm0, 24(%[c])\n\t"
+		"addq $24, %%rax\n\t"
+		"5:\n\t"
+		"movq (%%rax), %%r11\n\t"
+		"movq %%r11, (%[obj], %[off])\n\t"
+		"movq %[obj], (%%rax)\n\t"
 		"2:\n\t"
-		RSEQ_CS_ABORT
+		RSEQ_ABORT_RESTART
+		".popsection\n\t"
 		:
-		: [cpu] "r"(cpu), [rseq_off] "r"(alloc_rseq_offset), [c] "r"(c),
+		: [rseq_off] "r"(alloc_rseq_offset), [base] "r"(cpu_slab),
 		  [off] "r"(offset), [slab] "r"(slab), [obj] "r"(obj)
-		: "memory", "cc", "rax", "xmm0", "xmm1"
-		: slow, abort);
-	return 0;
-abort:
-	return -1;
+		: "memory", "cc", "rax", "r11"
+		: slow);
+	return true;
 slow:
-	return 1;
+	return false;
 }
 #endif
 
@@ -798,19 +815,8 @@ static __always_inline void *slab_alloc_fast(struct kmem_cache *s)
 	void *obj;
 
 #if defined(__x86_64__)
-	if (likely(thread_uses_rseq())) {
-		for (;;) {
-			/* rseq_usable(): every possible CPU id is a slot */
-			unsigned int cpu = rseq_cpu_id();
-			int r;
-
-			r = rseq_freelist_pop(&s->cpu_slab[cpu], cpu, s->offset, &obj);
-			if (likely(r == 0))
-				return obj;
-			if (r > 0)
-				return NULL;
-		}
-	}
+	if (likely(thread_uses_rseq()))
+		return rseq_freelist_pop(s->cpu_slab, s->offset);
 #endif
 	/* pinned, the thread's first call, or a hint from an older machine */
 	if (unlikely(machine.rseq) || unlikely(alloc_cpu_hint >= machine.cpus))
@@ -883,16 +889,20 @@ struct pending {
 	unsigned long cnt;
 };
 
-/* Detach c's pending list (c locked); hand it to __slab_free unlocked. */
-static void take_pending(struct kmem_cache_cpu *c, struct pending *p)
+/*
+ * Detach c's pending list (c locked) and count it; hand it to __slab_free
+ * unlocked.
+ */
+static void take_pending(struct kmem_cache *s, struct kmem_cache_cpu *c, struct pending *p)
 {
 	p->slab = c->pend_slab;
 	p->head = c->pend_head;
 	p->tail = c->pend_tail;
-	p->cnt = c->pend_count;
+	p->cnt = 0;
+	for (void *q = p->head; q; q = get_freepointer(s, q))
+		p->cnt++;
 	c->pend_slab = NULL;
 	c->pend_head = c->pend_tail = NULL;
-	c->pend_count = 0;
 }
 
 static void flush_pending(struct kmem_cache *s, struct pending *p)
@@ -919,16 +929,14 @@ static __noinline void slab_free_slow(struct kmem_cache *s, struct slab *slab, v
 	if (c->pend_slab == slab) {
 		set_freepointer(s, obj, c->pend_head);
 		c->pend_head = obj;
-		c->pend_count++;
 		slot_unlock(c);
 		return;
 	}
 	/* a new run starts: the old one goes back to its slab */
-	take_pending(c, &old);
+	take_pending(s, c, &old);
 	set_freepointer(s, obj, NULL);
 	c->pend_slab = slab;
 	c->pend_head = c->pend_tail = obj;
-	c->pend_count = 1;
 	slot_unlock(c);
 	flush_pending(s, &old);
 }
@@ -939,24 +947,8 @@ static __always_inline bool slab_free_fast(struct kmem_cache *s, struct slab *sl
 	struct kmem_cache_cpu *c;
 
 #if defined(__x86_64__)
-	if (likely(thread_uses_rseq())) {
-		for (;;) {
-			unsigned int cpu = rseq_cpu_id();
-			int r;
-
-			c = &s->cpu_slab[cpu];
-			r = rseq_freelist_push(c, cpu, s->offset, slab, obj);
-			if (likely(r == 0))
-				return true;
-			if (r < 0)
-				continue;
-			r = rseq_pending_push(c, cpu, s->offset, slab, obj);
-			if (likely(r == 0))
-				return true;
-			if (r > 0)
-				return false;
-		}
-	}
+	if (likely(thread_uses_rseq()))
+		return rseq_free_push(slab->cpu_slab, slab->fp_offset, slab, obj);
 #endif
 	if (unlikely(machine.rseq) || unlikely(alloc_cpu_hint >= machine.cpus))
 		return false;
@@ -1146,12 +1138,12 @@ struct slab *virt_to_slab(const void *addr, struct page **headp)
 	return page->kind == PAGE_KIND_SLAB ? page->slab : NULL;
 }
 
-__noinline void *kmem_cache_alloc(struct kmem_cache *s, gfp_t gfp)
+__hot_aligned __noinline void *kmem_cache_alloc(struct kmem_cache *s, gfp_t gfp)
 {
 	return slab_alloc(s, gfp, _RET_IP_, s->object_size, false);
 }
 
-__noinline void kmem_cache_free(struct kmem_cache *s, void *obj)
+__hot_aligned __noinline void kmem_cache_free(struct kmem_cache *s, void *obj)
 {
 	struct slab *slab = virt_to_slab(obj, NULL);
 
@@ -1178,9 +1170,29 @@ static __always_inline void *__kmalloc(size_t size, gfp_t gfp, uintptr_t caller)
 	return slab_alloc(s, gfp, caller, size, true);
 }
 
-__noinline void *kmalloc(size_t size, gfp_t gfp)
+/* Everything but an unaccounted, unzeroed kmalloc of a slab size. */
+static __noinline void *kmalloc_general(size_t size, gfp_t gfp, uintptr_t caller)
 {
-	return __kmalloc(size, gfp, _RET_IP_);
+	return __kmalloc(size, gfp, caller);
+}
+
+/*
+ * The unaccounted fast path: the cache in one load, the pop.  No hooks to
+ * run: a normal cache is rare only while slab_hooks_on, and then
+ * kmalloc_fast_limit is 0 and every kmalloc takes kmalloc_general.
+ */
+__hot_aligned __noinline void *kmalloc(size_t size, gfp_t gfp)
+{
+	if (likely(size - 1 < READ_ONCE(machine.kmalloc_fast_limit)) &&
+	    likely(!(gfp & (__GFP_RECLAIMABLE | __GFP_ACCOUNT | __GFP_ZERO)))) {
+		struct kmem_cache *s = kmalloc_normal_by_size[(size - 1) >> 3];
+		void *obj = slab_alloc_fast(s);
+
+		if (likely(obj))
+			return obj;
+		return slab_alloc_finish(s, gfp, _RET_IP_, size, true, NULL);
+	}
+	return kmalloc_general(size, gfp, _RET_IP_);
 }
 
 __noinline void *kzalloc(size_t size, gfp_t gfp)
@@ -1188,19 +1200,19 @@ __noinline void *kzalloc(size_t size, gfp_t gfp)
 	return __kmalloc(size, gfp | __GFP_ZERO, _RET_IP_);
 }
 
-static __always_inline void __kfree(const void *obj)
+/* Not a slab page: a large kmalloc's head, or nothing kmalloc returned. */
+static __noinline void kfree_large(const void *obj, uintptr_t off)
 {
-	uintptr_t off = (uintptr_t)obj - (uintptr_t)machine.base;
-	struct page *page;
-	struct slab *slab;
+	free_large_kmalloc(compound_head(&machine.pages[off >> machine.page_shift]), obj);
+}
 
-	/* NULL, ZERO_SIZE_PTR and anything outside the arena: nothing to do */
-	if (unlikely(off >= machine.size))
-		return;
-	slab = machine.slab_of[off >> machine.page_shift];
+/* kfree of an arena address: off is obj's offset in the arena, below its size */
+static __always_inline void __kfree(const void *obj, uintptr_t off)
+{
+	struct slab *slab = machine.slab_of[off >> machine.page_shift];
+
 	if (unlikely(!slab)) {
-		page = compound_head(&machine.pages[off >> machine.page_shift]);
-		free_large_kmalloc(page, obj);
+		kfree_large(obj, off);
 		return;
 	}
 	if (unlikely(__atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE))) {
@@ -1211,20 +1223,30 @@ static __always_inline void __kfree(const void *obj)
 		slab_free_slow(slab->cache, slab, (void *)obj);
 }
 
-/* kfree with its trace event: the event fires before the NULL check. */
-static __noinline void kfree_traced(const void *obj, uintptr_t caller)
+/*
+ * kfree past kfree_fast_limit: outside the arena (NULL, ZERO_SIZE_PTR:
+ * nothing to do), or anything while tracing (the event fires before the
+ * NULL check).
+ */
+static __noinline void kfree_rare(const void *obj, uintptr_t caller)
 {
-	trace_kfree(caller, obj);
-	__kfree(obj);
+	uintptr_t off = (uintptr_t)obj - (uintptr_t)machine.base;
+
+	if (unlikely(trace_on))
+		trace_kfree(caller, obj);
+	if (off < machine.size)
+		__kfree(obj, off);
 }
 
-__noinline void kfree(const void *obj)
+__hot_aligned __noinline void kfree(const void *obj)
 {
-	if (unlikely(trace_on)) {
-		kfree_traced(obj, _RET_IP_);
+	uintptr_t off = (uintptr_t)obj - (uintptr_t)machine.base;
+
+	if (unlikely(off >= READ_ONCE(machine.kfree_fast_limit))) {
+		kfree_rare(obj, _RET_IP_);
 		return;
 	}
-	__kfree(obj);
+	__kfree(obj, off);
 }
 
 struct obj_cgroup *alloc_obj_objcg(const void *obj)
@@ -1279,7 +1301,7 @@ int flush_all(struct kmem_cache *s)
 		struct kmem_cache_cpu *c = slot_lock(s, cpu);
 		struct pending pend;
 
-		take_pending(c, &pend);
+		take_pending(s, c, &pend);
 		slot_unlock(c);
 		flush_pending(s, &pend);
 	}
@@ -1349,6 +1371,8 @@ void slab_update_rare(void)
 {
 	pthread_mutex_lock(&slab_mutex);
 	WRITE_ONCE(slab_hooks_on, trace_on || fault_site_armed(FAULT_SLAB));
+	WRITE_ONCE(machine.kmalloc_fast_limit, slab_hooks_on ? 0 : machine.kmalloc_max_cache);
+	WRITE_ONCE(machine.kfree_fast_limit, trace_on ? 0 : machine.size);
 	for (struct kmem_cache *s = slab_caches; s; s = s->next)
 		WRITE_ONCE(s->rare, s->account || slab_hooks_on);
 	pthread_mutex_unlock(&slab_mutex);

@@ -4,10 +4,10 @@
  * measured side by side in one process and one run.
  *
  *   kfree(kmalloc(n, GFP_KERNEL)) for n = 8, 64, 256, 2312, 4096: ns per
- *       pair (median of R repetitions, allocators interleaved within each
- *       repetition, the process pinned to one CPU) and instructions per pair
- *       (valgrind --tool=callgrind on this same program, --instr mode);
- *   bulk: 1M 8-byte allocations, then all their frees (in allocation order);
+ *       pair and instructions per pair (valgrind --tool=callgrind on this
+ *       same program, --instr mode);
+ *   bulk: 1M 8-byte allocations, then all their frees (in allocation order),
+ *       the two phases also timed apart;
  *   bytes_alloc of kmalloc(2312) and of a dedicated SLAB_HWCACHE_ALIGN cache
  *       of 2312-byte objects.
  *
@@ -34,14 +34,26 @@
  * the same instructions, on CPU 0, never aborted); its per-CPU lock path is
  * counted too, for information.
  *
+ * Timing.  The process is pinned to one CPU.  Times are the thread's CPU time
+ * (CLOCK_THREAD_CPUTIME_ID), not the wall clock.  A run is R rounds; a round
+ * times every allocator at every size once, a short sample each (200000
+ * pairs, about a millisecond), sizes and allocators in an order rotated
+ * from round to round, so that a row is not always the first after a
+ * phase change and each ratio compares samples taken a few milliseconds
+ * apart.  A time is the median over the rounds; a ratio is the median over
+ * the rounds of that round's ratio.  The machine is shared: other work
+ * stretches whole samples, and a median of many short paired samples
+ * discards them where the median of five long ones could not.  Bulk runs
+ * its own rounds, one bulk per allocator each.
+ *
  * Ends with one "target NAME measured=V goal=OPV ok|MISS" line per target of
  * docs/design.md it measures.  A missed target is information: the exit status is
  * nonzero only on an internal error.
  *
  * Options (for development; the benchmark runs with none):
- *   --iters N        pair-loop iterations per timing (10000000)
+ *   --iters N        pair-loop iterations per sample (200000)
  *   --bulk N         bulk allocations (1000000)
- *   --reps R         repetitions per timing (5)
+ *   --reps R         rounds (101; bulk: R / 5 + 1)
  *   --instr-iters N  callgrind loop iterations (100000)
  *   --no-instr       skip the callgrind measurements
  */
@@ -58,6 +70,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/personality.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -100,6 +113,7 @@ static char lib_of[NR_ALLOCS][PATH_MAX];	/* where malloc resolved */
 #define SINK(p)	__asm__ __volatile__("" : : "r"(p) : "memory")
 
 static const size_t sizes[] = { 8, 64, 256, 2312, 4096 };
+#define MAX_REPS 1001
 #define NR_SIZES (sizeof(sizes) / sizeof(sizes[0]))
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -226,8 +240,9 @@ static void init_machine(bool no_rseq, bool rseq_emulate)
 	void (*const bf)(void *) = mi_free_fn;				\
 	(void)am; (void)af; (void)bm; (void)bf
 
+/* Every loop on a cache line of its own: its place does not move with the code before it. */
 #define PAIR_LOOP(NAME, ALLOC, FREE)					\
-static __attribute__((noinline)) void NAME(size_t n, unsigned long iters) \
+static __attribute__((noinline, aligned(64))) void NAME(size_t n, unsigned long iters) \
 {									\
 	LOAD_FNS;							\
 	for (unsigned long i = 0; i < iters; i++) {			\
@@ -255,8 +270,12 @@ static void run_pairs(int mode, size_t n, unsigned long iters)
 	}
 }
 
+/* Where the allocations end and the frees begin (thread CPU time). */
+static double bulk_mid_ns;
+static double cpu_ns(void);
+
 #define BULK_LOOP(NAME, ALLOC, FREE)					\
-static __attribute__((noinline)) void NAME(void **v, unsigned long count) \
+static __attribute__((noinline, aligned(64))) void NAME(void **v, unsigned long count) \
 {									\
 	LOAD_FNS;							\
 	for (unsigned long i = 0; i < count; i++) {			\
@@ -264,6 +283,7 @@ static __attribute__((noinline)) void NAME(void **v, unsigned long count) \
 		SINK(p);						\
 		v[i] = p;						\
 	}								\
+	bulk_mid_ns = cpu_ns();						\
 	for (unsigned long i = 0; i < count; i++) {			\
 		void *p = v[i];						\
 		SINK(p);						\
@@ -299,6 +319,19 @@ static double now_ns(void)
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
+/*
+ * A sample's time: the CPU time of this thread, so that the time slices
+ * the shared machine gives to other processes while a sample runs are not
+ * counted in it (on 2 shared vCPUs they were, as whole milliseconds).
+ */
+static double cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -308,7 +341,7 @@ static int cmp_double(const void *a, const void *b)
 
 static double median(const double *v, int n)
 {
-	double tmp[64];
+	double tmp[MAX_REPS];
 
 	memcpy(tmp, v, (size_t)n * sizeof(*v));
 	qsort(tmp, (size_t)n, sizeof(*tmp), cmp_double);
@@ -599,9 +632,9 @@ static int instr_child(int mode, bool lock_path, bool bulk, size_t n,
 
 /* ---- the parent ---- */
 
-static unsigned long opt_iters = 10000000, opt_bulk = 1000000;
+static unsigned long opt_iters = 200000, opt_bulk = 1000000;
 static unsigned long opt_instr_iters = 100000;
-static int opt_reps = 5;
+static int opt_reps = 101;
 static bool opt_no_instr;
 
 static unsigned long parse_ul(const char *s, const char *what)
@@ -642,18 +675,42 @@ static void target(const char *name, const char *measured, const char *goal, boo
  * Debian's libjemalloc uses initial-exec TLS (2.6 KiB), more than the
  * static TLS surplus ld.so keeps for dlopen() by default: re-execute with a
  * larger one.  The callgrind children inherit the environment.
+ *
+ * The same re-execution turns address space randomization off for this
+ * process (personality ADDR_NO_RANDOMIZE, as setarch -R): the stack, the
+ * heap and the libraries then sit at the same addresses in every run, so
+ * that two runs of one build compare the same memory layout (with ASLR the
+ * stack moves in 16-byte steps and the distance between a hot stack slot
+ * and a hot object changes from run to run).
  */
 #define TLS_TUNABLE "glibc.rtld.optional_static_tls=16384"
+
+static bool layout_fixed(void)
+{
+	int pers = personality(0xffffffff);
+
+	return pers != -1 && (pers & ADDR_NO_RANDOMIZE);
+}
 
 static void ensure_static_tls(char **argv)
 {
 	const char *old = getenv("GLIBC_TUNABLES");
 	char *val, self[PATH_MAX];
 	ssize_t len;
+	int pers = personality(0xffffffff);
+	bool relayout = false;
 
-	if (old && strstr(old, TLS_TUNABLE))
+	if (pers != -1 && !(pers & ADDR_NO_RANDOMIZE) &&
+	    !getenv("BENCH_ALLOC_ASLR_TRIED")) {
+		/* once: where personality() is refused, run as we are */
+		setenv("BENCH_ALLOC_ASLR_TRIED", "1", 1);
+		relayout = personality((unsigned long)pers | ADDR_NO_RANDOMIZE) != -1;
+	}
+	if (old && strstr(old, TLS_TUNABLE) && !relayout)
 		return;
-	if (old && *old) {
+	if (old && strstr(old, TLS_TUNABLE)) {
+		val = (char *)old;
+	} else if (old && *old) {
 		val = malloc(strlen(old) + sizeof(TLS_TUNABLE) + 1);
 		if (!val)
 			die("out of memory");
@@ -673,9 +730,11 @@ static void ensure_static_tls(char **argv)
 
 int main(int argc, char **argv)
 {
-	double pair_ns[NR_SIZES][NR_MODES][64];
+	static double pair_ns[NR_SIZES][NR_MODES][MAX_REPS];
 	double pair_med[NR_SIZES][NR_MODES];
-	double bulk_ns[NR_MODES][64], bulk_med[NR_MODES];
+	double ratio_je[NR_SIZES], ratio_mi[NR_SIZES], ratio_q[NR_SIZES][2];
+	double bulk_ns[NR_MODES][MAX_REPS], bulk_med[NR_MODES], bulk_ratio_mi, bulk_ratio_je;
+	double bulk_phase[2][NR_MODES][MAX_REPS], bulk_phase_med[2][NR_MODES];
 	double lock_med[NR_SIZES];
 	double instr[NR_SIZES][NR_MODES], bulk_instr[NR_MODES];
 	double instr_empty = INSTR_NA, bulk_instr_empty = INSTR_NA;
@@ -685,7 +744,7 @@ int main(int argc, char **argv)
 	bool had_rseq, lock_done = false, lock_path;
 	double instr_lock[NR_SIZES];
 	void **v;
-	int cpu, reps;
+	int cpu, reps, bulk_reps;
 	double t0 = now_ns();
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -721,9 +780,10 @@ int main(int argc, char **argv)
 			die("usage: bench_alloc [--iters N] [--bulk N] [--reps R] "
 			    "[--instr-iters N] [--no-instr]");
 	}
-	if (opt_reps > 64)
-		opt_reps = 64;
+	if (opt_reps > MAX_REPS)
+		opt_reps = MAX_REPS;
 	reps = opt_reps;
+	bulk_reps = reps / 5 + 1;
 
 	setup_foreign(true, true);
 	init_machine(false, false);
@@ -735,30 +795,49 @@ int main(int argc, char **argv)
 	printf("  machine: 256 MiB arena, page %u, %u CPU slots, fast path %s\n",
 	       alloc_page_size(), alloc_nr_cpus(),
 	       had_rseq ? "rseq" : "per-CPU lock (no rseq)");
+	printf("  address space layout: %s\n", layout_fixed() ?
+	       "fixed (ADDR_NO_RANDOMIZE: the same addresses in every run)" :
+	       "randomized (personality(ADDR_NO_RANDOMIZE) refused)");
 	printf("  glibc malloc: %s\n", lib_of[A_GLIBC]);
 	printf("  jemalloc %s: %s (dlopen RTLD_LOCAL|RTLD_DEEPBIND)\n", je_version, lib_of[A_JEMALLOC]);
 	printf("  mimalloc %d.%d.%d: %s (dlopen RTLD_LOCAL|RTLD_DEEPBIND, mi_malloc/mi_free)\n",
 	       mi_version_nr / 100, mi_version_nr / 10 % 10, mi_version_nr % 10,
 	       lib_of[A_MIMALLOC]);
-	printf("  pinned to CPU %d; median of %d repetitions, allocators interleaved "
-	       "(rotating order) within each\n\n", cpu, reps);
+	printf("  pinned to CPU %d; %d rounds of one sample per size and allocator "
+	       "(rotating order); medians over the rounds\n\n", cpu, reps);
 
 	measure_bytes_alloc(&kmalloc_bytes, &cache_bytes);
 
-	/* kfree(kmalloc(n)) and its peers. */
-	for (size_t k = 0; k < NR_SIZES; k++) {
+	/* kfree(kmalloc(n)) and its peers: rounds of every size and allocator. */
+	for (size_t k = 0; k < NR_SIZES; k++)
 		for (int m = 0; m < NR_MODES; m++)
-			run_pairs(m, sizes[k], opt_iters / 100 + 1000);	/* warm-up */
-		for (int r = 0; r < reps; r++)
+			run_pairs(m, sizes[k], opt_iters);	/* warm-up */
+	for (int r = 0; r < reps; r++)
+		for (size_t kk = 0; kk < NR_SIZES; kk++) {
+			size_t k = (kk + (size_t)r) % NR_SIZES;
+
 			for (int j = 0; j < NR_MODES; j++) {
 				int m = (j + r) % NR_MODES;
-				double t = now_ns();
+				double t = cpu_ns();
 
 				run_pairs(m, sizes[k], opt_iters);
-				pair_ns[k][m][r] = (now_ns() - t) / (double)opt_iters;
+				pair_ns[k][m][r] = (cpu_ns() - t) / (double)opt_iters;
 			}
+		}
+	for (size_t k = 0; k < NR_SIZES; k++) {
+		double rj[MAX_REPS], rm[MAX_REPS];
+
 		for (int m = 0; m < NR_MODES; m++)
 			pair_med[k][m] = median(pair_ns[k][m], reps);
+		for (int r = 0; r < reps; r++) {
+			rj[r] = pair_ns[k][A_MEMCGFS][r] / pair_ns[k][A_JEMALLOC][r];
+			rm[r] = pair_ns[k][A_MEMCGFS][r] / pair_ns[k][A_MIMALLOC][r];
+		}
+		ratio_je[k] = median(rj, reps);
+		ratio_mi[k] = median(rm, reps);
+		qsort(rj, (size_t)reps, sizeof(double), cmp_double);
+		ratio_q[k][0] = rj[reps / 4];
+		ratio_q[k][1] = rj[reps - 1 - reps / 4];
 	}
 
 	/* Bulk: count 8-byte allocations, then all their frees. */
@@ -767,16 +846,34 @@ int main(int argc, char **argv)
 		die("out of memory for %lu pointers", opt_bulk);
 	for (int m = 0; m < NR_MODES; m++)
 		run_bulk(m, v, opt_bulk);	/* warm-up: fault the memory in */
-	for (int r = 0; r < reps; r++)
+	for (int r = 0; r < bulk_reps; r++)
 		for (int j = 0; j < NR_MODES; j++) {
 			int m = (j + r) % NR_MODES;
-			double t = now_ns();
+			double t = cpu_ns();
+
+			double t2;
 
 			run_bulk(m, v, opt_bulk);
-			bulk_ns[m][r] = (now_ns() - t) / (double)opt_bulk;
+			t2 = cpu_ns();
+			bulk_ns[m][r] = (t2 - t) / (double)opt_bulk;
+			bulk_phase[0][m][r] = (bulk_mid_ns - t) / (double)opt_bulk;
+			bulk_phase[1][m][r] = (t2 - bulk_mid_ns) / (double)opt_bulk;
 		}
-	for (int m = 0; m < NR_MODES; m++)
-		bulk_med[m] = median(bulk_ns[m], reps);
+	{
+		double rm[MAX_REPS], rj[MAX_REPS];
+
+		for (int m = 0; m < NR_MODES; m++) {
+			bulk_med[m] = median(bulk_ns[m], bulk_reps);
+			bulk_phase_med[0][m] = median(bulk_phase[0][m], bulk_reps);
+			bulk_phase_med[1][m] = median(bulk_phase[1][m], bulk_reps);
+		}
+		for (int r = 0; r < bulk_reps; r++) {
+			rm[r] = bulk_ns[A_MEMCGFS][r] / bulk_ns[A_MIMALLOC][r];
+			rj[r] = bulk_ns[A_MEMCGFS][r] / bulk_ns[A_JEMALLOC][r];
+		}
+		bulk_ratio_mi = median(rm, bulk_reps);
+		bulk_ratio_je = median(rj, bulk_reps);
+	}
 
 	/* The lock path (what callgrind sees), for information. */
 	if (had_rseq) {
@@ -784,14 +881,14 @@ int main(int argc, char **argv)
 		init_machine(true, false);
 		if (!alloc_uses_rseq()) {
 			for (size_t k = 0; k < NR_SIZES; k++) {
-				double t[64];
+				double t[MAX_REPS];
 
-				run_pairs(A_MEMCGFS, sizes[k], opt_iters / 100 + 1000);
+				run_pairs(A_MEMCGFS, sizes[k], opt_iters);
 				for (int r = 0; r < reps; r++) {
-					double s = now_ns();
+					double s = cpu_ns();
 
 					run_pairs(A_MEMCGFS, sizes[k], opt_iters);
-					t[r] = (now_ns() - s) / (double)opt_iters;
+					t[r] = (cpu_ns() - s) / (double)opt_iters;
 				}
 				lock_med[k] = median(t, reps);
 			}
@@ -874,28 +971,31 @@ int main(int argc, char **argv)
 
 	/* ---- tables ---- */
 	printf("kfree(kmalloc(n, GFP_KERNEL)) (unaccounted) vs free(malloc(n)), "
-	       "%lu iterations, ns/pair (median of %d), pinned to CPU %d\n",
-	       opt_iters, reps, cpu);
+	       "samples of %lu pairs, ns/pair and ratios (medians over %d rounds), "
+	       "pinned to CPU %d\n", opt_iters, reps, cpu);
 	printf("  %6s %9s %9s %9s %9s %18s %17s\n", "size", "memcgfs", "glibc",
 	       "jemalloc", "mimalloc", "memcgfs/jemalloc", "memcgfs/mimalloc");
 	for (size_t k = 0; k < NR_SIZES; k++)
 		printf("  %6zu %9.2f %9.2f %9.2f %9.2f %18.2f %17.2f\n", sizes[k],
 		       pair_med[k][A_MEMCGFS], pair_med[k][A_GLIBC],
 		       pair_med[k][A_JEMALLOC], pair_med[k][A_MIMALLOC],
-		       pair_med[k][A_MEMCGFS] / pair_med[k][A_JEMALLOC],
-		       pair_med[k][A_MEMCGFS] / pair_med[k][A_MIMALLOC]);
+		       ratio_je[k], ratio_mi[k]);
 	printf("  (the empty loop: %.2f ns/iteration, included in every figure)\n",
 	       pair_med[0][A_EMPTY]);
-	printf("  spread (min..max over the %d repetitions), memcgfs / jemalloc:", reps);
+	printf("  memcgfs/jemalloc, quartiles of the rounds' ratios:");
+	for (size_t k = 0; k < NR_SIZES; k++)
+		printf(" %zu: %.2f..%.2f;", sizes[k], ratio_q[k][0], ratio_q[k][1]);
+	printf("\n  memcgfs/jemalloc of each one's fastest sample (the least disturbed):");
 	for (size_t k = 0; k < NR_SIZES; k++) {
-		double a[64], b[64];
+		double a = pair_ns[k][A_MEMCGFS][0], b = pair_ns[k][A_JEMALLOC][0];
 
-		memcpy(a, pair_ns[k][A_MEMCGFS], sizeof(double) * (size_t)reps);
-		memcpy(b, pair_ns[k][A_JEMALLOC], sizeof(double) * (size_t)reps);
-		qsort(a, (size_t)reps, sizeof(double), cmp_double);
-		qsort(b, (size_t)reps, sizeof(double), cmp_double);
-		printf(" %zu: %.2f..%.2f / %.2f..%.2f;", sizes[k], a[0], a[reps - 1],
-		       b[0], b[reps - 1]);
+		for (int r = 1; r < reps; r++) {
+			if (pair_ns[k][A_MEMCGFS][r] < a)
+				a = pair_ns[k][A_MEMCGFS][r];
+			if (pair_ns[k][A_JEMALLOC][r] < b)
+				b = pair_ns[k][A_JEMALLOC][r];
+		}
+		printf(" %zu: %.2f (%.2f / %.2f ns);", sizes[k], a / b, a, b);
 	}
 	printf("\n");
 	if (lock_done) {
@@ -941,14 +1041,19 @@ int main(int argc, char **argv)
 	}
 
 	printf("bulk: %lu x 8-byte allocations, then all their frees (allocation "
-	       "order), ns/pair (median of %d)\n", opt_bulk, reps);
+	       "order), ns/pair and ratios (medians over %d rounds)\n", opt_bulk, bulk_reps);
 	printf("  %9s %9s %9s %9s %18s %17s\n", "memcgfs", "glibc", "jemalloc",
 	       "mimalloc", "memcgfs/mimalloc", "memcgfs/jemalloc");
 	printf("  %9.2f %9.2f %9.2f %9.2f %18.2f %17.2f\n", bulk_med[A_MEMCGFS],
 	       bulk_med[A_GLIBC], bulk_med[A_JEMALLOC], bulk_med[A_MIMALLOC],
-	       bulk_med[A_MEMCGFS] / bulk_med[A_MIMALLOC],
-	       bulk_med[A_MEMCGFS] / bulk_med[A_JEMALLOC]);
+	       bulk_ratio_mi, bulk_ratio_je);
 	printf("  (the empty loops: %.2f ns/pair, included)\n", bulk_med[A_EMPTY]);
+	printf("  the two phases, ns per allocation / per free (medians): memcgfs %.2f / %.2f, "
+	       "glibc %.2f / %.2f, jemalloc %.2f / %.2f, mimalloc %.2f / %.2f\n",
+	       bulk_phase_med[0][A_MEMCGFS], bulk_phase_med[1][A_MEMCGFS],
+	       bulk_phase_med[0][A_GLIBC], bulk_phase_med[1][A_GLIBC],
+	       bulk_phase_med[0][A_JEMALLOC], bulk_phase_med[1][A_JEMALLOC],
+	       bulk_phase_med[0][A_MIMALLOC], bulk_phase_med[1][A_MIMALLOC]);
 	if (!instr_skip)
 		printf("  instructions per pair (callgrind, %lu allocations, the empty "
 		       "loops' %.1f subtracted): memcgfs %.1f, glibc %.1f, jemalloc %.1f, "
@@ -966,7 +1071,7 @@ int main(int argc, char **argv)
 		double worst = 0, worst_instr = 0, bulk_ratio;
 
 		for (size_t k = 0; k < NR_SIZES; k++) {
-			double r = pair_med[k][A_MEMCGFS] / pair_med[k][A_JEMALLOC];
+			double r = ratio_je[k];
 			double in = instr[k][A_MEMCGFS] - instr_empty;
 
 			if (r > worst)
@@ -982,7 +1087,7 @@ int main(int argc, char **argv)
 			snprintf(buf, sizeof(buf), "%.1f", worst_instr);
 			target("kmalloc_instr", buf, "<=80", strtod(buf, NULL) <= 80);
 		}
-		bulk_ratio = bulk_med[A_MEMCGFS] / bulk_med[A_MIMALLOC];
+		bulk_ratio = bulk_ratio_mi;
 		fmt_ratio(buf, sizeof(buf), bulk_ratio);
 		target("bulk_vs_mimalloc", buf, "<=1.00", strtod(buf, NULL) <= 1.00);
 		/* Equality goals read "goal==4096" (OP "=", as agreed). */

@@ -3486,6 +3486,59 @@ static void test_online_cpus(void **state)
 	}
 }
 
+/*
+ * Frees in allocation order, as bench_alloc's bulk: each slab but the CPU
+ * slab gets its objects back as a pending run (rseq_free_push's second
+ * case, the run's head and slab 24 bytes after the freelist's), counted
+ * when the next slab's run starts.  alloc_check() with a run still pending
+ * walks it to its tail; shrinking afterwards gives every slab back, which
+ * only happens if every run's count matched the slab's inuse.  On the
+ * machine's real CPUs, unpinned: the rseq sequences where rseq works.
+ */
+static void test_free_runs_in_order(void **state)
+{
+	struct kmem_cache *s = kmalloc_cache(KMALLOC_NORMAL, kmalloc_index(8));
+	struct kmem_cache_info info;
+	struct alloc_stats st0, st;
+	char msg[512] = "";
+	unsigned long n;
+	void **v;
+
+	(void)state;
+	assert_non_null(s);
+	kmem_cache_info(s, &info);
+	n = info.objects * 7ul / 2;
+	v = calloc(n, sizeof(*v));
+	assert_non_null(v);
+	kmem_cache_shrink(s);
+	alloc_stats(&st0);
+	for (unsigned long i = 0; i < n; i++) {
+		v[i] = kmalloc(8, GFP_KERNEL);
+		assert_non_null(v[i]);
+		*(unsigned long *)v[i] = i;
+	}
+	for (unsigned long i = 0; i < n; i++) {
+		EXPECT_EQ(*(unsigned long *)v[i], i, "object %lu kept its contents", i);
+		kfree(v[i]);
+		if (i == n - info.objects / 2)
+			EXPECT_EQ(alloc_check(msg, sizeof(msg)), 0,
+				  "alloc_check with a run pending: %s", msg);
+	}
+	EXPECT_EQ(alloc_check(msg, sizeof(msg)), 0, "alloc_check after the frees: %s", msg);
+	/* every object comes back, no object twice */
+	for (unsigned long i = 0; i < n; i++)
+		v[i] = kmalloc(8, GFP_KERNEL);
+	qsort(v, n, sizeof(*v), cmp_ptr);
+	for (unsigned long i = 1; i < n; i++)
+		assert_true(v[i - 1] != v[i]);
+	for (unsigned long i = 0; i < n; i++)
+		kfree(v[i]);
+	free(v);
+	kmem_cache_shrink(s);
+	alloc_stats(&st);
+	EXPECT_EQ(st.pages_free, st0.pages_free, "every slab back after the frees and a shrink");
+}
+
 static void test_stress_online(void **state)
 {
 	(void)state;
@@ -3556,6 +3609,7 @@ int main(void)
 	};
 	const struct CMUnitTest online_tests[] = {
 		TO(test_online_cpus),
+		TO(test_free_runs_in_order),
 		TO(test_stress_online),
 	};
 	const char *filter = getenv("ALLOC_TEST_FILTER");
