@@ -820,6 +820,17 @@ static void fan_mark_mounts(void)
 		fan_mark_one(mnt, type);
 	}
 	fclose(f);
+	/*
+	 * In a chroot the filesystem of our root may not be in mountinfo (its
+	 * mount point lies outside the root): watch it too when it is on a
+	 * block device.  A filesystem marked already is skipped (by fsid).
+	 */
+	{
+		struct stat st;
+
+		if (!stat("/", &st) && major(st.st_dev) != 0)
+			fan_mark_one("/", "root");
+	}
 }
 
 /*
