@@ -3371,17 +3371,21 @@ static void test_drain_skips_dying_objcg(void **state)
 	struct mem_cgroup *a = mk(root_mem_cgroup());
 	struct obj_cgroup *o = atomic_load(&a->objcg);
 	long refs;
+	unsigned int mode;
 
 	(void)state;
 	assert_non_null(o);
 	memcg_drain();
-	refs = atomic_exchange(&o->refcnt, 0);
+	/* killed and switched to atomic mode, at zero */
+	mode = atomic_exchange(&o->refcnt.mode, PERCPU_REF_DEAD);
+	refs = atomic_exchange(&o->refcnt.count, 0);
 	atomic_fetch_add(&o->nr_charged_bytes, (long)PG);
 	memcg_drain();
-	DEFER_EQ(atomic_load(&o->refcnt), 0, "the dying objcg's refcnt after a drain");
+	DEFER_EQ(atomic_load(&o->refcnt.count), 0, "the dying objcg's refcnt after a drain");
 	DEFER_EQ(atomic_load(&o->nr_charged_bytes), (long)PG, "its bytes after a drain");
 	atomic_fetch_sub(&o->nr_charged_bytes, (long)PG);
-	atomic_store(&o->refcnt, refs);
+	atomic_store(&o->refcnt.count, refs);
+	atomic_store(&o->refcnt.mode, mode);
 	expect_memcg_check("after the drain");
 	DEFER_EQ(mem_cgroup_offline(a), 0, "offline");
 	mem_cgroup_put(a);
