@@ -407,6 +407,8 @@ extern struct memcg_task *all_tasks;
 
 extern __thread struct memcg_task *current_task;
 extern __thread struct mem_cgroup *active_memcg;	/* set_active_memcg() */
+/* after every change of current_task or active_memcg: alloc's memcg_current_objcg */
+void memcg_current_changed(void);
 struct obj_cgroup *current_objcg_update(struct memcg_task *task);
 struct obj_cgroup *active_memcg_objcg(void);
 

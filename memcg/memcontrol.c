@@ -18,6 +18,19 @@ pthread_mutex_t tree_lock = PTHREAD_MUTEX_INITIALIZER;
 pthread_mutex_t objcg_lock = PTHREAD_MUTEX_INITIALIZER;
 __thread struct memcg_task *current_task;
 __thread struct mem_cgroup *active_memcg;
+/* alloc.h's view of current_task's cached objcg: see memcg_current_changed() */
+static const uintptr_t objcg_none, objcg_remote = CURRENT_OBJCG_UPDATE_FLAG;
+__thread const uintptr_t *memcg_current_objcg = &objcg_none;
+
+void memcg_current_changed(void)
+{
+	if (unlikely(active_memcg))
+		memcg_current_objcg = &objcg_remote;	/* the hook resolves it */
+	else if (current_task)
+		memcg_current_objcg = (const uintptr_t *)&current_task->objcg;
+	else
+		memcg_current_objcg = &objcg_none;
+}
 static __thread const _Atomic bool *current_signal;
 
 static struct kmem_cache *memcg_cachep;
@@ -300,8 +313,10 @@ int mem_cgroup_create(struct mem_cgroup *parent, struct mem_cgroup **out)
 
 	/* mem_cgroup_css_alloc() charges the parent: set_active_memcg(parent) */
 	active_memcg = parent;
+	memcg_current_changed();
 	memcg = mem_cgroup_alloc(parent);
 	active_memcg = saved;
+	memcg_current_changed();
 	if (!memcg) {
 		css_put(parent);
 		return -ENOMEM;
@@ -556,6 +571,7 @@ void memcg_task_set_unkillable(struct memcg_task *t)
 void memcg_set_current(struct memcg_task *t)
 {
 	current_task = t;
+	memcg_current_changed();
 }
 
 struct memcg_task *memcg_current(void)

@@ -677,13 +677,34 @@ static __attribute__((noinline)) int slab_charge_slow(struct obj_cgroup *objcg, 
 }
 
 #ifndef MEMCG_OBJCG_LOOKUP_MEMCG
+/*
+ * The charge of a task below the root, apart: the root task's test before
+ * it then needs no stack frame (no register saved), a tail call here with
+ * the arguments where they came (noipa: kept as written).
+ */
+static __attribute__((noipa)) int slab_post_alloc_charge(struct obj_cgroup *objcg, gfp_t gfp,
+							    struct slabobj_ext *ext,
+							    unsigned int full_size,
+							    bool reclaimable, int nid)
+{
+	if (unlikely(!ext))
+		return 1;
+	if (likely(slab_charge_fast(objcg, nid, reclaimable, (int)full_size))) {
+		ext->objcg = objcg;
+		return 0;
+	}
+	return slab_charge_slow(objcg, gfp, ext, full_size, reclaimable, nid);
+}
+
 /* Everything but the common case: resolving current's objcg, a page charge. */
-static __attribute__((noinline)) int post_alloc_hook_slow(gfp_t gfp, struct slabobj_ext *ext,
+static __attribute__((noipa)) int post_alloc_hook_slow(struct kmem_cache *s, gfp_t gfp,
+							  struct slabobj_ext *ext,
 							  unsigned int full_size,
 							  bool reclaimable, int nid)
 {
 	struct obj_cgroup *objcg = current_obj_cgroup();
 
+	(void)s;
 	if (!objcg)
 		return 0;
 	if (!ext)
@@ -715,14 +736,9 @@ int __memcg_slab_post_alloc_hook(struct kmem_cache *s, gfp_t gfp,
 	objcg = (struct obj_cgroup *)v;
 	if (!objcg)
 		return 0;		/* a root task: not accounted */
-	if (unlikely(!ext))
-		return 1;
-	if (likely(slab_charge_fast(objcg, nid, reclaimable, (int)full_size))) {
-		ext->objcg = objcg;
-		return 0;
-	}
+	return slab_post_alloc_charge(objcg, gfp, ext, full_size, reclaimable, nid);
 slow:
-	return post_alloc_hook_slow(gfp, ext, full_size, reclaimable, nid);
+	return post_alloc_hook_slow(s, gfp, ext, full_size, reclaimable, nid);
 #else
 	/* before seed 003: a referenced lookup at every allocation, put after the charge */
 	struct obj_cgroup *objcg = get_obj_cgroup_from_current();
