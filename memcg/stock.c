@@ -677,12 +677,19 @@ static __attribute__((noinline)) int slab_charge_slow(struct obj_cgroup *objcg, 
 }
 
 #ifndef MEMCG_OBJCG_LOOKUP_MEMCG
+/* gcc's: not inlined, and its arguments not changed by interprocedural passes */
+#if defined(__clang__)
+#define __noipa __attribute__((noinline))
+#else
+#define __noipa __attribute__((noipa))
+#endif
+
 /*
  * The charge of a task below the root, apart: the root task's test before
  * it then needs no stack frame (no register saved), a tail call here with
  * the arguments where they came (noipa: kept as written).
  */
-static __attribute__((noipa)) int slab_post_alloc_charge(struct obj_cgroup *objcg, gfp_t gfp,
+static __noipa int slab_post_alloc_charge(struct obj_cgroup *objcg, gfp_t gfp,
 							    struct slabobj_ext *ext,
 							    unsigned int full_size,
 							    bool reclaimable, int nid)
@@ -697,7 +704,7 @@ static __attribute__((noipa)) int slab_post_alloc_charge(struct obj_cgroup *objc
 }
 
 /* Everything but the common case: resolving current's objcg, a page charge. */
-static __attribute__((noipa)) int post_alloc_hook_slow(struct kmem_cache *s, gfp_t gfp,
+static __noipa int post_alloc_hook_slow(struct kmem_cache *s, gfp_t gfp,
 							  struct slabobj_ext *ext,
 							  unsigned int full_size,
 							  bool reclaimable, int nid)
