@@ -55,7 +55,9 @@ static int check_memcg(const struct mem_cgroup *memcg, char *msg, size_t len)
 	for (const struct obj_cgroup *o = memcg->objcg_list; o; o = o->next) {
 		if (atomic_load(&o->memcg) != memcg)
 			return check_fail(msg, len, "memcg %u lists an objcg of another memcg", memcg->id);
-		if (percpu_ref_read(&o->refcnt) < 0)
+		/* live, its count is spread over the CPUs: summed on a busy machine it can
+		 * read a put without its get; killed, it is one atomic count */
+		if (percpu_ref_is_dying(&o->refcnt) && percpu_ref_read(&o->refcnt) < 0)
 			return check_fail(msg, len, "memcg %u: objcg with refcnt %ld", memcg->id,
 				    percpu_ref_read(&o->refcnt));
 	}
