@@ -474,6 +474,21 @@ static inline bool memcg_kmem_online(void)
 }
 
 /*
+ * memcg_current_objcg - where the calling thread's task keeps its cached
+ * objcg (seed 003), set by memcg whenever its current task or remote
+ * charging changes: 0 there is a task in the root cgroup (or none), whose
+ * accounted allocations charge nothing, so alloc skips the hook at once,
+ * as the kernel's current_obj_cgroup() answers NULL inline; anything else
+ * (an objcg, the stale flag, remote charging) calls it.
+ */
+extern __thread const uintptr_t *memcg_current_objcg;
+
+static inline bool memcg_current_charges(void)
+{
+	return __atomic_load_n(memcg_current_objcg, __ATOMIC_ACQUIRE) != 0;
+}
+
+/*
  * __memcg_slab_post_alloc_hook - charge one object of 'full_size' bytes
  * (s->size + sizeof(pointer)) to the current task's objcg and record it in
  * *ext.  Called only for accounted allocations (__GFP_ACCOUNT or

@@ -6,6 +6,8 @@
 #include "alloc.h"
 
 bool memcg_kmem_online_key;
+static const uintptr_t no_objcg;
+__thread const uintptr_t *memcg_current_objcg = &no_objcg;
 
 int __memcg_slab_post_alloc_hook(struct kmem_cache *s, gfp_t gfp,
 				 struct slabobj_ext *ext, unsigned int full_size,

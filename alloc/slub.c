@@ -1004,15 +1004,19 @@ static __noinline void *slab_alloc_accounted_slow(struct kmem_cache *s, gfp_t gf
 	return NULL;
 }
 
-/* An accounted allocation with nothing else to do: the hook alone. */
+/*
+ * An accounted allocation with nothing else to do: the hook alone, unless
+ * the task is in the root cgroup (nothing to charge: no call at all).
+ */
 static __noinline void *slab_alloc_accounted(struct kmem_cache *s, gfp_t gfp, void *obj)
 {
-	struct slab *slab = machine.slab_of[((uintptr_t)obj - (uintptr_t)machine.base) >>
-					    machine.page_shift];
-	struct slabobj_ext *v = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
+	struct slab *slab;
+	struct slabobj_ext *v;
 
-	if (unlikely(!memcg_kmem_online()))
+	if (unlikely(!memcg_kmem_online()) || !memcg_current_charges())
 		return obj;
+	slab = machine.slab_of[((uintptr_t)obj - (uintptr_t)machine.base) >> machine.page_shift];
+	v = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
 	if (likely(!__memcg_slab_post_alloc_hook(s, gfp, v ? &v[obj_to_index(s, slab, obj)] : NULL,
 			s->size + (unsigned int)sizeof(void *), s->reclaimable, slab->nid)))
 		return obj;

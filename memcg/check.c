@@ -55,9 +55,11 @@ static int check_memcg(const struct mem_cgroup *memcg, char *msg, size_t len)
 	for (const struct obj_cgroup *o = memcg->objcg_list; o; o = o->next) {
 		if (atomic_load(&o->memcg) != memcg)
 			return check_fail(msg, len, "memcg %u lists an objcg of another memcg", memcg->id);
-		if (atomic_load(&o->refcnt) < 0)
+		/* live, its count is spread over the CPUs: summed on a busy machine it can
+		 * read a put without its get; killed, it is one atomic count */
+		if (percpu_ref_is_dying(&o->refcnt) && percpu_ref_read(&o->refcnt) < 0)
 			return check_fail(msg, len, "memcg %u: objcg with refcnt %ld", memcg->id,
-				    atomic_load(&o->refcnt));
+				    percpu_ref_read(&o->refcnt));
 	}
 	return 0;
 }
@@ -123,8 +125,12 @@ static int check_tasks(const struct mem_cgroup *memcg, char *msg, size_t len)
 		if (ret)
 			return ret;
 	}
-	for (const struct memcg_task *t = all_tasks; t; t = t->tnext)
+	for (const struct memcg_task *t = all_tasks; t; t = t->tnext) {
+		if (t->memcg == memcg && mem_cgroup_from_task(t) != memcg)
+			return check_fail(msg, len, "task %d of memcg %u: its css_set names another",
+					  (int)t->pid, memcg->id);
 		n += t->memcg == memcg;
+	}
 	if (n != memcg->nr_tasks)
 		return check_fail(msg, len, "memcg %u: %lu tasks counted but %lu attached", memcg->id,
 			    memcg->nr_tasks, n);

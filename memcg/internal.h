@@ -117,9 +117,112 @@ enum memcg_item {
 	NR_MEMCG_ITEMS
 };
 
+/* ---- percpu_ref (percpu_ref.c) ---- */
+/*
+ * Live, a get or put adds to this CPU's counter: a restartable sequence on
+ * an rseq thread, else an atomic add to the shared count, which carries
+ * PERCPU_COUNT_BIAS so that it cannot reach zero.  percpu_ref_kill() turns
+ * it atomic (mode set at once, the per-CPU counters summed in after a
+ * grace period); then the put that takes the count to zero releases.
+ * Gets and puts run inside rcu_read_lock(), as the kernel's.
+ */
+#define PERCPU_COUNT_BIAS	(1l << (sizeof(long) * 8 - 2))
+#define PERCPU_REF_DEAD		1u
+
+struct percpu_ref {
+	_Atomic long count;
+	_Atomic unsigned int mode;		/* 0: per-CPU; PERCPU_REF_DEAD: atomic */
+	long *pcpu;				/* [cpu], percpu_ref_pcpu_size() bytes */
+	void (*release)(struct percpu_ref *ref);
+	struct rcu_head rcu;			/* the switch to atomic mode */
+};
+
+size_t percpu_ref_pcpu_size(void);
+void percpu_ref_init(struct percpu_ref *ref, long *pcpu,
+		     void (*release)(struct percpu_ref *ref));
+void percpu_ref_kill(struct percpu_ref *ref);
+bool percpu_ref_is_dying(const struct percpu_ref *ref);
+/* the count (for memcg_check, on a quiet machine) */
+long percpu_ref_read(const struct percpu_ref *ref);
+void __percpu_ref_put_atomic(struct percpu_ref *ref, long n);
+bool __percpu_ref_tryget_atomic(struct percpu_ref *ref);
+
+/* this_cpu_add(*ref->pcpu, n) on an rseq thread */
+static inline __attribute__((always_inline)) void
+percpu_ref_this_cpu_add(struct percpu_ref *ref, long n)
+{
+#if defined(__x86_64__)
+	for (;;) {
+		unsigned int cpu = alloc_rseq_cpu();
+		long *slot = &ref->pcpu[cpu];
+
+		__asm__ __volatile__ goto(
+			ALLOC_RSEQ_CS_BEGIN
+			"addq %[n], (%[slot])\n\t"
+			"2:\n\t"
+			ALLOC_RSEQ_CS_ABORT
+			:
+			: [cpu] "r"(cpu), [rseq_off] "r"(alloc_rseq_offset), [slot] "r"(slot),
+			  [n] "r"(n)
+			: "memory", "cc", "rax"
+			: abort);
+		return;
+abort:
+		continue;
+	}
+#else
+	atomic_fetch_add_explicit(&ref->count, n, memory_order_relaxed);
+#endif
+}
+
+static inline bool percpu_ref_percpu(const struct percpu_ref *ref)
+{
+#if defined(__x86_64__)
+	return likely(!atomic_load_explicit(&ref->mode, memory_order_relaxed)) &&
+	       likely(alloc_thread_uses_rseq());
+#else
+	(void)ref;
+	return false;
+#endif
+}
+
+static inline void percpu_ref_get_many(struct percpu_ref *ref, long n)
+{
+	rcu_read_lock();
+	if (percpu_ref_percpu(ref))
+		percpu_ref_this_cpu_add(ref, n);
+	else
+		atomic_fetch_add_explicit(&ref->count, n, memory_order_relaxed);
+	rcu_read_unlock();
+}
+
+/* percpu_ref_tryget(): fails only once the count went to zero */
+static inline bool percpu_ref_tryget(struct percpu_ref *ref)
+{
+	bool ret = true;
+
+	rcu_read_lock();
+	if (percpu_ref_percpu(ref))
+		percpu_ref_this_cpu_add(ref, 1);
+	else
+		ret = __percpu_ref_tryget_atomic(ref);
+	rcu_read_unlock();
+	return ret;
+}
+
+static inline void percpu_ref_put_many(struct percpu_ref *ref, long n)
+{
+	rcu_read_lock();
+	if (percpu_ref_percpu(ref))
+		percpu_ref_this_cpu_add(ref, -n);
+	else
+		__percpu_ref_put_atomic(ref, n);
+	rcu_read_unlock();
+}
+
 /* ---- obj_cgroup ---- */
 struct obj_cgroup {
-	_Atomic long refcnt;
+	struct percpu_ref refcnt;
 	struct mem_cgroup *_Atomic memcg;	/* changes when reparented */
 	_Atomic long nr_charged_bytes;		/* leftover, sub-page and whole pages */
 	struct obj_cgroup *next;		/* memcg->objcg_list, under objcg_lock */
@@ -132,10 +235,31 @@ struct obj_cgroup {
  * one per page charged through it (obj_cgroup_charge_pages): so a live
  * object, whose bytes sit in charged pages, always keeps its objcg.
  */
-void obj_cgroup_get(struct obj_cgroup *objcg);
-void obj_cgroup_get_many(struct obj_cgroup *objcg, long n);
-void obj_cgroup_put(struct obj_cgroup *objcg);
-void obj_cgroup_put_many(struct obj_cgroup *objcg, long n);
+static inline void obj_cgroup_get_many(struct obj_cgroup *objcg, long n)
+{
+	percpu_ref_get_many(&objcg->refcnt, n);
+}
+
+static inline void obj_cgroup_get(struct obj_cgroup *objcg)
+{
+	percpu_ref_get_many(&objcg->refcnt, 1);
+}
+
+/* a reference unless the objcg's count went to zero (awaiting its free) */
+static inline bool obj_cgroup_tryget(struct obj_cgroup *objcg)
+{
+	return percpu_ref_tryget(&objcg->refcnt);
+}
+
+static inline void obj_cgroup_put_many(struct obj_cgroup *objcg, long n)
+{
+	percpu_ref_put_many(&objcg->refcnt, n);
+}
+
+static inline void obj_cgroup_put(struct obj_cgroup *objcg)
+{
+	percpu_ref_put_many(&objcg->refcnt, 1);
+}
 
 /* ---- real memory (real.c) ---- */
 enum real_item { REAL_ANON, REAL_SHMEM, REAL_KSTACK, REAL_PAGETABLES, NR_REAL_ITEMS };
@@ -155,6 +279,17 @@ struct real_lru {
 };
 
 /* ---- mem_cgroup ---- */
+/*
+ * A task's cgroups, a css per subsystem (task->cgroups->subsys[id]): with
+ * memory the only controller, the tasks of a cgroup share one, its
+ * memcg's; mem_cgroup_from_task() reads through it under RCU.
+ */
+enum { memory_cgrp_id, CGROUP_SUBSYS_COUNT };
+struct mem_cgroup;
+struct css_set {
+	struct mem_cgroup *subsys[CGROUP_SUBSYS_COUNT];
+};
+
 struct memcg_peak_fd {
 	struct memcg_peak_fd *next;
 	unsigned long value;
@@ -167,6 +302,7 @@ struct mem_cgroup {
 	struct mem_cgroup *parent;
 	struct mem_cgroup *children, *sibling;	/* under tree_lock */
 	_Atomic long refcnt;
+	struct css_set cset;			/* the css_set of its tasks */
 	bool online;
 	unsigned short id;
 	struct obj_cgroup *_Atomic objcg;	/* active; NULL for the root and when offline */
@@ -238,6 +374,7 @@ struct memcg_task {
 	_Atomic long ref;
 	pid_t pid;
 	struct mem_cgroup *memcg;		/* css ref held; written under tree_lock and lock */
+	struct css_set *cgroups;		/* &memcg->cset, written with memcg */
 	_Atomic uintptr_t objcg;		/* cached objcg | update flag; ref held */
 	pthread_mutex_t lock;
 	struct page **owned;			/* anon, kernel_stack, pagetables: owned_lock */
@@ -270,6 +407,8 @@ extern struct memcg_task *all_tasks;
 
 extern __thread struct memcg_task *current_task;
 extern __thread struct mem_cgroup *active_memcg;	/* set_active_memcg() */
+/* after every change of current_task or active_memcg: alloc's memcg_current_objcg */
+void memcg_current_changed(void);
 struct obj_cgroup *current_objcg_update(struct memcg_task *task);
 struct obj_cgroup *active_memcg_objcg(void);
 
@@ -295,7 +434,15 @@ static inline struct obj_cgroup *current_obj_cgroup(void)
 #else
 /* The older lookup, for the benchmark's ablation: task -> memcg -> objcg. */
 struct obj_cgroup *current_obj_cgroup(void);
+/* 6.1's: the same, under RCU through the task's css_set, referenced */
+struct obj_cgroup *get_obj_cgroup_from_current(void);
 #endif
+
+/* The task's memcg through its css_set (rcu_read_lock held). */
+static inline struct mem_cgroup *mem_cgroup_from_task(const struct memcg_task *t)
+{
+	return READ_ONCE(READ_ONCE(t->cgroups)->subsys[memory_cgrp_id]);
+}
 struct mem_cgroup *get_mem_cgroup_from_current(void);
 /* the calling thread's client was signalled (memcg_set_signal) */
 bool signal_pending(void);

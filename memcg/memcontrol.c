@@ -18,6 +18,19 @@ pthread_mutex_t tree_lock = PTHREAD_MUTEX_INITIALIZER;
 pthread_mutex_t objcg_lock = PTHREAD_MUTEX_INITIALIZER;
 __thread struct memcg_task *current_task;
 __thread struct mem_cgroup *active_memcg;
+/* alloc.h's view of current_task's cached objcg: see memcg_current_changed() */
+static const uintptr_t objcg_none, objcg_remote = CURRENT_OBJCG_UPDATE_FLAG;
+__thread const uintptr_t *memcg_current_objcg = &objcg_none;
+
+void memcg_current_changed(void)
+{
+	if (unlikely(active_memcg))
+		memcg_current_objcg = &objcg_remote;	/* the hook resolves it */
+	else if (current_task)
+		memcg_current_objcg = (const uintptr_t *)&current_task->objcg;
+	else
+		memcg_current_objcg = &objcg_none;
+}
 static __thread const _Atomic bool *current_signal;
 
 static struct kmem_cache *memcg_cachep;
@@ -131,28 +144,14 @@ void mem_cgroup_put(struct mem_cgroup *memcg)
 	css_put(memcg);
 }
 
-void obj_cgroup_get(struct obj_cgroup *objcg)
-{
-	atomic_fetch_add_explicit(&objcg->refcnt, 1, memory_order_relaxed);
-}
-
-void obj_cgroup_get_many(struct obj_cgroup *objcg, long n)
-{
-	atomic_fetch_add_explicit(&objcg->refcnt, n, memory_order_relaxed);
-}
-
 static void obj_cgroup_release_rcu(struct rcu_head *head);
 
-void obj_cgroup_put_many(struct obj_cgroup *objcg, long n)
+/* The last reference went (the refcnt's release): freed after a grace period. */
+static void obj_cgroup_ref_release(struct percpu_ref *ref)
 {
-	if (atomic_fetch_sub_explicit(&objcg->refcnt, n, memory_order_acq_rel) != n)
-		return;
-	call_rcu(&objcg->rcu, obj_cgroup_release_rcu);
-}
+	struct obj_cgroup *objcg = caa_container_of(ref, struct obj_cgroup, refcnt);
 
-void obj_cgroup_put(struct obj_cgroup *objcg)
-{
-	obj_cgroup_put_many(objcg, 1);
+	call_rcu(&objcg->rcu, obj_cgroup_release_rcu);
 }
 
 /* The memcg an objcg charges now (its own, or an ancestor after reparenting). */
@@ -215,10 +214,11 @@ void memcg_reap_now(void)
 /* ---- the tree ---- */
 static struct obj_cgroup *obj_cgroup_alloc(void)
 {
-	struct obj_cgroup *objcg = kzalloc(sizeof(*objcg), GFP_KERNEL);
+	/* the refcnt's per-CPU counters follow the objcg in one allocation */
+	struct obj_cgroup *objcg = kzalloc(sizeof(*objcg) + percpu_ref_pcpu_size(), GFP_KERNEL);
 
 	if (objcg)
-		atomic_store(&objcg->refcnt, 1);
+		percpu_ref_init(&objcg->refcnt, (long *)(objcg + 1), obj_cgroup_ref_release);
 	return objcg;
 }
 
@@ -247,6 +247,7 @@ static struct mem_cgroup *mem_cgroup_alloc(struct mem_cgroup *parent)
 	page_counter_init(&memcg->swap, parent ? &parent->swap : NULL);
 	memcg->parent = parent;
 	atomic_store(&memcg->refcnt, 1);
+	memcg->cset.subsys[memory_cgrp_id] = memcg;
 	memcg->swappiness = parent ? parent->swappiness : 60;
 	memcg->zswap_writeback = 1;
 	memcg->zswap_max = page_counter_max();
@@ -312,8 +313,10 @@ int mem_cgroup_create(struct mem_cgroup *parent, struct mem_cgroup **out)
 
 	/* mem_cgroup_css_alloc() charges the parent: set_active_memcg(parent) */
 	active_memcg = parent;
+	memcg_current_changed();
 	memcg = mem_cgroup_alloc(parent);
 	active_memcg = saved;
+	memcg_current_changed();
 	if (!memcg) {
 		css_put(parent);
 		return -ENOMEM;
@@ -375,9 +378,9 @@ static void memcg_reparent_objcgs(struct mem_cgroup *memcg, struct mem_cgroup *p
 	/* each objcg's css reference moves with it */
 	atomic_fetch_add(&parent->refcnt, moved);
 	atomic_fetch_sub(&memcg->refcnt, moved);
-	/* percpu_ref_kill(): the initial reference */
+	/* the initial reference; the count turns atomic */
 	if (objcg)
-		obj_cgroup_put(objcg);
+		percpu_ref_kill(&objcg->refcnt);
 }
 
 int mem_cgroup_offline(struct mem_cgroup *memcg)
@@ -458,6 +461,7 @@ struct memcg_task *memcg_task_create(pid_t pid, struct mem_cgroup *memcg)
 	atomic_init(&t->ref, 1);
 	t->pid = pid;
 	t->memcg = memcg ? memcg : root_memcg;
+	t->cgroups = &t->memcg->cset;
 	css_get(t->memcg);
 	/* fork: resolved lazily on the first accounted allocation */
 	atomic_store(&t->objcg, CURRENT_OBJCG_UPDATE_FLAG);
@@ -508,6 +512,7 @@ int memcg_task_attach(struct memcg_task *t, struct mem_cgroup *memcg)
 	memcg->nr_tasks++;
 	old->nr_tasks--;
 	WRITE_ONCE(t->memcg, memcg);
+	WRITE_ONCE(t->cgroups, &memcg->cset);
 	/* the attach callback: the task re-resolves on its next allocation */
 	atomic_fetch_or(&t->objcg, CURRENT_OBJCG_UPDATE_FLAG);
 	pthread_mutex_unlock(&t->lock);
@@ -566,6 +571,7 @@ void memcg_task_set_unkillable(struct memcg_task *t)
 void memcg_set_current(struct memcg_task *t)
 {
 	current_task = t;
+	memcg_current_changed();
 }
 
 struct memcg_task *memcg_current(void)
@@ -654,6 +660,37 @@ struct obj_cgroup *current_obj_cgroup(void)
 			return objcg;
 	}
 	return NULL;
+}
+
+/*
+ * get_obj_cgroup_from_current - 6.1's, the "before" of seed 003: every
+ * accounted allocation enters an RCU read-side section, finds the task's
+ * memory css through its css_set, walks up to the first memcg with an
+ * objcg and takes a reference on it (obj_cgroup_tryget: the percpu_ref),
+ * which the caller drops once the charge is done.  A root task does all
+ * but the reference to learn that there is no objcg.
+ */
+struct obj_cgroup *get_obj_cgroup_from_current(void)
+{
+	struct memcg_task *t = current_task;
+	struct obj_cgroup *objcg = NULL;
+	struct mem_cgroup *memcg;
+
+	if (likely(!active_memcg) && !t)
+		return NULL;		/* memcg_kmem_bypass(): nobody to charge */
+	rcu_read_lock();
+	if (unlikely(active_memcg))
+		memcg = active_memcg;
+	else
+		memcg = mem_cgroup_from_task(t);
+	for (; memcg != root_memcg; memcg = memcg->parent) {
+		objcg = atomic_load_explicit(&memcg->objcg, memory_order_acquire);
+		if (objcg && obj_cgroup_tryget(objcg))
+			break;
+		objcg = NULL;
+	}
+	rcu_read_unlock();
+	return objcg;
 }
 #endif
 

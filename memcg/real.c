@@ -272,6 +272,7 @@ int memcg_real_task_update(struct memcg_task *t, const struct memcg_real_usage *
 	}
 	/* the charges are the task's: charge_seq for OOM ties, memory.high pages owed */
 	current_task = t;
+	memcg_current_changed();
 	for (unsigned int item = 0; item < NR_REAL_ITEMS; item++) {
 		unsigned long have = task_real_item(t, item);
 
@@ -293,6 +294,7 @@ int memcg_real_task_update(struct memcg_task *t, const struct memcg_real_usage *
 		}
 	}
 	current_task = saved;
+	memcg_current_changed();
 	buckets_compact(t);
 	WRITE_ONCE(t->real_rss, u->anon + u->shmem + u->file_rss + u->pagetables);
 out:

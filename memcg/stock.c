@@ -676,19 +676,49 @@ static __attribute__((noinline)) int slab_charge_slow(struct obj_cgroup *objcg, 
 	return 0;
 }
 
+#ifndef MEMCG_OBJCG_LOOKUP_MEMCG
+/* gcc's: not inlined, and its arguments not changed by interprocedural passes */
+#if defined(__clang__)
+#define __noipa __attribute__((noinline))
+#else
+#define __noipa __attribute__((noipa))
+#endif
+
+/*
+ * The charge of a task below the root, apart: the root task's test before
+ * it then needs no stack frame (no register saved), a tail call here with
+ * the arguments where they came (noipa: kept as written).
+ */
+static __noipa int slab_post_alloc_charge(struct obj_cgroup *objcg, gfp_t gfp,
+							    struct slabobj_ext *ext,
+							    unsigned int full_size,
+							    bool reclaimable, int nid)
+{
+	if (unlikely(!ext))
+		return 1;
+	if (likely(slab_charge_fast(objcg, nid, reclaimable, (int)full_size))) {
+		ext->objcg = objcg;
+		return 0;
+	}
+	return slab_charge_slow(objcg, gfp, ext, full_size, reclaimable, nid);
+}
+
 /* Everything but the common case: resolving current's objcg, a page charge. */
-static __attribute__((noinline)) int post_alloc_hook_slow(gfp_t gfp, struct slabobj_ext *ext,
+static __noipa int post_alloc_hook_slow(struct kmem_cache *s, gfp_t gfp,
+							  struct slabobj_ext *ext,
 							  unsigned int full_size,
 							  bool reclaimable, int nid)
 {
 	struct obj_cgroup *objcg = current_obj_cgroup();
 
+	(void)s;
 	if (!objcg)
 		return 0;
 	if (!ext)
 		return 1;
 	return slab_charge_slow(objcg, gfp, ext, full_size, reclaimable, nid);
 }
+#endif
 
 /*
  * __memcg_slab_post_alloc_hook - the common case makes no call (so nothing
@@ -699,33 +729,40 @@ int __memcg_slab_post_alloc_hook(struct kmem_cache *s, gfp_t gfp,
 				 struct slabobj_ext *ext, unsigned int full_size,
 				 bool reclaimable, int nid)
 {
+#ifndef MEMCG_OBJCG_LOOKUP_MEMCG
 	struct memcg_task *t = current_task;
 	struct obj_cgroup *objcg;
+	uintptr_t v;
 
 	(void)s;
 	if (unlikely(active_memcg) || unlikely(!t))
 		goto slow;
-#ifndef MEMCG_OBJCG_LOOKUP_MEMCG
-	{
-		uintptr_t v = atomic_load_explicit(&t->objcg, memory_order_acquire);
-
-		if (unlikely(v & CURRENT_OBJCG_UPDATE_FLAG))
-			goto slow;
-		objcg = (struct obj_cgroup *)v;
-	}
+	v = atomic_load_explicit(&t->objcg, memory_order_acquire);
+	if (unlikely(v & CURRENT_OBJCG_UPDATE_FLAG))
+		goto slow;
+	objcg = (struct obj_cgroup *)v;
+	if (!objcg)
+		return 0;		/* a root task: not accounted */
+	return slab_post_alloc_charge(objcg, gfp, ext, full_size, reclaimable, nid);
+slow:
+	return post_alloc_hook_slow(s, gfp, ext, full_size, reclaimable, nid);
 #else
-	objcg = current_obj_cgroup();
-#endif
+	/* before seed 003: a referenced lookup at every allocation, put after the charge */
+	struct obj_cgroup *objcg = get_obj_cgroup_from_current();
+	int ret = 0;
+
+	(void)s;
 	if (!objcg)
 		return 0;		/* a root task: not accounted */
 	if (unlikely(!ext))
-		return 1;
-	if (likely(slab_charge_fast(objcg, nid, reclaimable, (int)full_size))) {
+		ret = 1;
+	else if (likely(slab_charge_fast(objcg, nid, reclaimable, (int)full_size)))
 		ext->objcg = objcg;
-		return 0;
-	}
-slow:
-	return post_alloc_hook_slow(gfp, ext, full_size, reclaimable, nid);
+	else
+		ret = slab_charge_slow(objcg, gfp, ext, full_size, reclaimable, nid);
+	obj_cgroup_put(objcg);
+	return ret;
+#endif
 }
 
 static __attribute__((noinline)) void slab_uncharge_slow(struct obj_cgroup *objcg,
@@ -825,22 +862,6 @@ void memcg_flush_stock_stats(void)
 	}
 }
 
-/*
- * obj_cgroup_get() unless the objcg lost its last reference: one awaiting
- * its reap sits at refcnt 0 on its list, and a get and put from 0 would
- * queue it for reaping twice.  Its bytes are no whole page: every charged
- * page holds a reference.
- */
-static bool objcg_tryget(struct obj_cgroup *o)
-{
-	long r = atomic_load(&o->refcnt);
-
-	while (r > 0)
-		if (atomic_compare_exchange_weak(&o->refcnt, &r, r + 1))
-			return true;
-	return false;
-}
-
 /* The whole pages an objcg holds as leftover bytes go back. */
 static void objcg_return_pages(struct mem_cgroup *memcg)
 {
@@ -849,7 +870,7 @@ static void objcg_return_pages(struct mem_cgroup *memcg)
 
 	pthread_mutex_lock(&objcg_lock);
 	for (struct obj_cgroup *o = memcg->objcg_list; o && n < 64; o = o->next) {
-		if (atomic_load(&o->nr_charged_bytes) >= (long)page_size && objcg_tryget(o))
+		if (atomic_load(&o->nr_charged_bytes) >= (long)page_size && obj_cgroup_tryget(o))
 			batch[n++] = o;
 	}
 	pthread_mutex_unlock(&objcg_lock);

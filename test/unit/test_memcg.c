@@ -1211,6 +1211,83 @@ static void test_cross_cgroup_free(void **state)
 	rm(b);
 }
 
+/*
+ * An objcg's refcnt is a percpu_ref: live, gets and puts land on per-CPU
+ * counters (rseq) and the count reads exactly; killed at reparenting, it
+ * turns atomic a grace period later with the same count, and a tryget
+ * still succeeds while references remain.
+ */
+static void test_objcg_percpu_ref(void **state)
+{
+	struct mem_cgroup *p = mk(root_mem_cgroup()), *a = mk(p);
+	struct obj_cgroup *o = atomic_load(&a->objcg);
+	long r0;
+
+	(void)state;
+	assert_non_null(o);
+	memcg_drain();
+	r0 = percpu_ref_read(&o->refcnt);
+	DEFER_TRUE(r0 >= 1, "a live objcg has references");
+	DEFER_TRUE(!percpu_ref_is_dying(&o->refcnt), "live: per-CPU mode");
+	for (unsigned int cpu = 0; cpu < 4; cpu++) {
+		pin(cpu);
+		obj_cgroup_get(o);
+		DEFER_TRUE(obj_cgroup_tryget(o), "tryget of a live objcg");
+	}
+	DEFER_EQ(percpu_ref_read(&o->refcnt), r0 + 8, "eight more, over four CPUs");
+	for (unsigned int cpu = 0; cpu < 4; cpu++) {
+		pin(3 - cpu);
+		obj_cgroup_put(o);
+	}
+	DEFER_EQ(percpu_ref_read(&o->refcnt), r0 + 4, "four of them put on other CPUs");
+	rm(a);		/* reparented: killed, the initial reference dropped */
+	DEFER_TRUE(percpu_ref_is_dying(&o->refcnt), "killed");
+	memcg_reap_now();	/* the switch's grace period */
+	/* held: our four, and whatever a still holds (its orig_objcg until it is freed) */
+	DEFER_TRUE(atomic_load(&o->refcnt.count) >= 4 &&
+		   atomic_load(&o->refcnt.count) < PERCPU_COUNT_BIAS / 2,
+		   "atomic and exact after the switch");
+	DEFER_TRUE(obj_cgroup_tryget(o), "tryget while references remain");
+	for (int i = 0; i < 5; i++)
+		obj_cgroup_put(o);
+	pin(0);
+	memcg_drain();
+	rm(p);
+	DEFER_TRUE(wait_dying(root_mem_cgroup(), 0), "both reaped (the objcg freed)");
+	expect_memcg_check("after the reap");
+}
+
+/*
+ * A root task charges nothing, and alloc skips the hook for it without a
+ * call (memcg_current_objcg): moved into a child while it is current, its
+ * next allocation is the child's, and moved back it charges nothing again.
+ */
+static void test_root_task_moved_while_current(void **state)
+{
+	struct mem_cgroup *a = mk(root_mem_cgroup());
+	struct memcg_task *t = mktask(103, root_mem_cgroup());
+	unsigned long long a0 = stv(a, "slab_unreclaimable");
+	void *p[3];
+
+	(void)state;
+	memcg_set_current(t);
+	p[0] = kmalloc_ok(64, GFP_KERNEL_ACCOUNT);
+	DEFER_TRUE(alloc_obj_objcg(p[0]) == NULL, "a root task's object has no objcg");
+	EXPECT_EQ(memcg_task_attach(t, a), 0, "move it into a, still current");
+	p[1] = kmalloc_ok(64, GFP_KERNEL_ACCOUNT);
+	DEFER_TRUE(alloc_obj_objcg(p[1]) != NULL, "its next object has an objcg");
+	DEFER_EQ(stv(a, "slab_unreclaimable"), a0 + 72, "... charged to a");
+	EXPECT_EQ(memcg_task_attach(t, root_mem_cgroup()), 0, "back to the root");
+	p[2] = kmalloc_ok(64, GFP_KERNEL_ACCOUNT);
+	DEFER_TRUE(alloc_obj_objcg(p[2]) == NULL, "charged nothing again");
+	DEFER_EQ(stv(a, "slab_unreclaimable"), a0 + 72, "a unchanged");
+	for (int i = 0; i < 3; i++)
+		kfree(p[i]);
+	memcg_set_current(NULL);
+	memcg_task_exit(t);
+	DEFER_EQ(stv(a, "slab_unreclaimable"), a0, "a after the frees");
+}
+
 static void test_migration(void **state)
 {
 	struct mem_cgroup *a = mk(root_mem_cgroup()), *b = mk(root_mem_cgroup());
@@ -3371,17 +3448,21 @@ static void test_drain_skips_dying_objcg(void **state)
 	struct mem_cgroup *a = mk(root_mem_cgroup());
 	struct obj_cgroup *o = atomic_load(&a->objcg);
 	long refs;
+	unsigned int mode;
 
 	(void)state;
 	assert_non_null(o);
 	memcg_drain();
-	refs = atomic_exchange(&o->refcnt, 0);
+	/* killed and switched to atomic mode, at zero */
+	mode = atomic_exchange(&o->refcnt.mode, PERCPU_REF_DEAD);
+	refs = atomic_exchange(&o->refcnt.count, 0);
 	atomic_fetch_add(&o->nr_charged_bytes, (long)PG);
 	memcg_drain();
-	DEFER_EQ(atomic_load(&o->refcnt), 0, "the dying objcg's refcnt after a drain");
+	DEFER_EQ(atomic_load(&o->refcnt.count), 0, "the dying objcg's refcnt after a drain");
 	DEFER_EQ(atomic_load(&o->nr_charged_bytes), (long)PG, "its bytes after a drain");
 	atomic_fetch_sub(&o->nr_charged_bytes, (long)PG);
-	atomic_store(&o->refcnt, refs);
+	atomic_store(&o->refcnt.count, refs);
+	atomic_store(&o->refcnt.mode, mode);
 	expect_memcg_check("after the drain");
 	DEFER_EQ(mem_cgroup_offline(a), 0, "offline");
 	mem_cgroup_put(a);
@@ -3405,6 +3486,8 @@ int main(void)
 		T4(test_page_types),
 		T4(test_task_exit_frees_owned),
 		T4(test_cross_cgroup_free),
+		T4(test_objcg_percpu_ref),
+		T4(test_root_task_moved_while_current),
 		T4(test_migration),
 		T4(test_attach_races),
 		T4(test_rmdir_with_live_objects),
