@@ -64,6 +64,8 @@ enum conf_key {
 	CONF_FS_ROOT_SUBTREE_CONTROL,
 	CONF_FS_ALLOW_OTHER,
 	CONF_FS_USER_SLICES,
+	CONF_FS_MAX_HANDLES_PER_UID,
+	CONF_FS_MAX_SESSIONS_PER_UID,
 	CONF_TRACE_BUFFER_EVENTS,
 	CONF_KEY_COUNT
 };
@@ -176,6 +178,12 @@ static const struct conf_desc conf_table[] = {
 	CONF_ROW(CONF_FS_USER_SLICES, fs, user_slices, CONF_BOOL, 0,
 		 0, 1, 0,
 		 "a non-root user's processes start in /user.slice/user-UID.slice"),
+	CONF_ROW(CONF_FS_MAX_HANDLES_PER_UID, fs, max_handles_per_uid, CONF_UINT, 0,
+		 0, 16777216, 0,
+		 "live memcgfs.ctl handles per non-root uid; 0 = 1% of the host's RAM"),
+	CONF_ROW(CONF_FS_MAX_SESSIONS_PER_UID, fs, max_sessions_per_uid, CONF_UINT, 0,
+		 0, 1048576, 0,
+		 "open memcgfs.ctl files per non-root uid; 0 = 1% of the host's RAM"),
 	CONF_ROW(CONF_TRACE_BUFFER_EVENTS, trace, buffer_events, CONF_UINT, 0,
 		 16, 16777216, 65536,
 		 "trace buffer capacity in events"),

@@ -31,9 +31,29 @@ struct ctl_caller {
 
 int ctl_init(void);
 void ctl_exit(void);
+/*
+ * ctl_set_max_handles_per_uid - fs.max_handles_per_uid: the live handles a
+ * non-root uid may hold (past it a request fails with EDQUOT); 0 chooses
+ * 1% of the host's RAM in handle entries (at least 65536).  Returns the
+ * cap in force.
+ */
+unsigned int ctl_set_max_handles_per_uid(unsigned int max);
+/*
+ * ctl_set_max_sessions_per_uid - fs.max_sessions_per_uid: the memcgfs.ctl
+ * file descriptions a non-root uid may have open (past it open fails with
+ * EMFILE); 0 chooses 1% of the host's RAM in sessions holding the longest
+ * reply (at least 1024).  Returns the cap in force.
+ */
+unsigned int ctl_set_max_sessions_per_uid(unsigned int max);
 
 /* One session per open file description of memcgfs.ctl. */
 struct ctl_session *ctl_session_new(void);
+/*
+ * ctl_session_open - a session counted for uid (root is never counted):
+ * NULL and *err -EMFILE when uid already has fs.max_sessions_per_uid open,
+ * or -ENOMEM.  ctl_session_free gives the count back.
+ */
+struct ctl_session *ctl_session_open(uid_t uid, int *err);
 void ctl_session_free(struct ctl_session *s);
 
 /*

@@ -1466,7 +1466,9 @@ static int procs_oom_kill(struct memcg_task *t, int sig, void *arg)
 	p = proc_find(pid);
 	if (p && p->task == t && !p->exited && p->pidfd >= 0) {
 		ret = pidfd_send_signal(p->pidfd, sig) ? -errno : 0;
-		if (ret)
+		if (ret == -ESRCH)	/* it exited; the tracker has not seen it yet */
+			fs_info("OOM kill of %d (%s): it had exited", pid, p->comm);
+		else if (ret)
 			fs_warn("OOM kill of %d (%s): %s", pid, p->comm, strerror(-ret));
 		else
 			fs_info("OOM killed %d (%s) with signal %d", pid, p->comm, sig);

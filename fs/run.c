@@ -214,6 +214,7 @@ int fs_run(struct fs_options *o)
 	char *end;
 	unsigned long ctl_mode;
 	int ready_fd = -1, err, status = 1;
+	unsigned int max_handles, max_sessions;
 
 	fs_log_init(o->debug);
 	if (strcmp(o->conf.fs.root_subtree_control, "memory") &&
@@ -256,6 +257,8 @@ int fs_run(struct fs_options *o)
 		goto out_machine;
 	}
 	memcg_set_free_notify(ctl_forget);
+	max_handles = ctl_set_max_handles_per_uid(o->conf.fs.max_handles_per_uid);
+	max_sessions = ctl_set_max_sessions_per_uid(o->conf.fs.max_sessions_per_uid);
 	err = fs_files_init();
 	if (err) {
 		fs_err("too many files for a directory: %s", strerror(-err));
@@ -322,6 +325,10 @@ int fs_run(struct fs_options *o)
 	else
 		fs_info("per-CPU fast paths: the slot locks (rseq off: %u CPU slots, the kernel's "
 			"possible CPUs %ld)", alloc_nr_cpus(), sysconf(_SC_NPROCESSORS_CONF));
+	fs_info("fs.max_handles_per_uid: %u live memcgfs.ctl handles per non-root uid%s",
+		max_handles, o->conf.fs.max_handles_per_uid ? "" : " (1% of the host's RAM)");
+	fs_info("fs.max_sessions_per_uid: %u open memcgfs.ctl files per non-root uid%s",
+		max_sessions, o->conf.fs.max_sessions_per_uid ? "" : " (1% of the host's RAM)");
 	/* systemd's Type=notify: the mount serves from here on */
 	sd_notifyf(0, "READY=1\nSTATUS=mounted on %s", o->mountpoint);
 
