@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# What a client makes the daemon keep (issue 14), through a real mount as an
+# unprivileged user (nobody, uid 65534): each handle's entry is charged to
+# the client's cgroup as slab and bounded by its memory.max;
+# fs.max_handles_per_uid stops a uid's live handles (EDQUOT) and
+# fs.max_sessions_per_uid its open memcgfs.ctl files (EMFILE); other users
+# and root keep working meanwhile.
+. "$(dirname "$0")/lib.sh"
+
+id nobody >/dev/null 2>&1 || skip "no user 'nobody'"
+mount_fs -o memory=64M -o user_slices=true -o max_handles_per_uid=3000 \
+	-o max_sessions_per_uid=8
+chmod o+rx "$MNT" 2>/dev/null || true
+CTL=$MNT/memcgfs.ctl
+SLICE=$MNT/user.slice/user-65534.slice
+stat_of() { sed -n "s/^$2 //p" "$1/memory.stat"; }
+# as nobody: mcgtool's requests on one session, one reply line each
+as_nobody() { su nobody -s /bin/bash -c 'exec "$0" ctl "$@"' "$MCGTOOL" "$CTL" "$@"; }
+# kfree requests for HANDLES, 200 a request (a text request is 4096 bytes at most)
+kfrees() { mapfile -t REQS < <(tr ' ' '\n' <<<"$1" | grep . | xargs -n 200 echo kfree); }
+
+match "log: the handle cap in force" "fs.max_handles_per_uid: 3000 live" "$(cat "$LOG")"
+match "log: the session cap in force" "fs.max_sessions_per_uid: 8 open" "$(cat "$LOG")"
+
+# ---- handles' entries: charged to the client's cgroup ----
+as_nobody whoami >/dev/null
+ok "nobody's slice exists" test -d "$SLICE"
+"$MCGTOOL" ctl "$CTL" drain >/dev/null
+S0=$(stat_of "$SLICE" slab_unreclaimable)
+OUT=$(as_nobody "kmalloc 8 x1000" drain)
+match "nobody: kmalloc 8 x1000 (GFP_KERNEL: the objects unaccounted)" "^OK ok( [0-9a-f]{16}){1000}$" \
+	"$(echo "$OUT" | head -n1)"
+H1=$(echo "$OUT" | head -n1 | cut -d' ' -f3-)
+eq "... their 1000 entries are slab of nobody's slice" $((S0 + 1000 * ENTRY)) \
+	"$(stat_of "$SLICE" slab_unreclaimable)"
+
+# ---- the per-uid cap ----
+OUT=$(as_nobody "kmalloc 8 x1000" "kmalloc 8 x1001")
+match "nobody: 2000 live handles" "^OK ok( [0-9a-f]{16}){1000}$" "$(echo "$OUT" | head -n1)"
+H2=$(echo "$OUT" | head -n1 | cut -d' ' -f3-)
+match "nobody: 1001 more would pass fs.max_handles_per_uid: EDQUOT, said so" \
+	"^EDQUOT error EDQUOT uid 65534 would hold more than 3000 live handles \(fs.max_handles_per_uid\)" \
+	"$(echo "$OUT" | sed -n 2p)"
+match "... from another cgroup too (the cap is the uid's)" "^EDQUOT " \
+	"$(su nobody -s /bin/bash -c 'exec "$0" ctl "$1" "alloc_pages anon x1001"' "$MCGTOOL" "$CTL")"
+OUT=$("$MCGTOOL" ctl "$CTL" "kmalloc 8 x1024" "kmalloc 8 x1024" "kmalloc 8 x1024" "kmalloc 8 x1024")
+eq "root meanwhile: 4096 handles (root has no cap)" 4 "$(echo "$OUT" | grep -c '^OK ok')"
+RH=$(echo "$OUT" | cut -d' ' -f3-)
+if id daemon >/dev/null 2>&1; then
+	eq "another user meanwhile: its own 3000" "OK" \
+		"$(su daemon -s /bin/bash -c 'exec "$0" ctl "$1" "kmalloc 8 x1000" "kmalloc 8 x1000" "kmalloc 8 x1000"' \
+		   "$MCGTOOL" "$CTL" | cut -d' ' -f1 | sort -u)"
+fi
+kfrees "$H1"
+OUT=$(as_nobody "${REQS[@]}" "kmalloc 8 x1000")
+eq "a free makes room: kfree 1000, then 1000 more" "OK OK OK OK OK OK" \
+	"$(echo "$OUT" | cut -d' ' -f1 | tr '\n' ' ' | sed 's/ $//')"
+H1=$(echo "$OUT" | tail -n1 | cut -d' ' -f3-)
+
+# ---- the entries under memory.max: the slice's limit bounds them ----
+kfrees "$RH"
+"$MCGTOOL" ctl "$CTL" "${REQS[@]}" >/dev/null
+kfrees "$H1 $H2"
+as_nobody "${REQS[@]}" drain >/dev/null
+"$MCGTOOL" ctl "$CTL" drain >/dev/null
+CUR=$(cat "$SLICE/memory.current")
+echo $((CUR + 16384)) > "$SLICE/memory.max"
+OUT=$(as_nobody "kmalloc 8 x1024")
+match "nobody at its memory.max: 1024 entries do not fit: ENOMEM, said so" \
+	"^ENOMEM error ENOMEM no memory to charge 1024 handles' entries" "$OUT"
+match "... memory.events of the slice: max" "^max [1-9]" "$(cat "$SLICE/memory.events")"
+match "... what fits still works" "^OK ok( [0-9a-f]{16}){100}$" "$(as_nobody "kmalloc 8 x100" | head -n1)"
+echo max > "$SLICE/memory.max"
+
+# ---- sessions ----
+OUT=$(su nobody -s /bin/bash -c '
+	for fd in 3 4 5 6 7 8 9 10 11; do
+		eval "exec $fd<>\"\$0\"" 2>/dev/null || { echo "refused at $((fd - 2))"; break; }
+	done
+	"$1" ctl "$0" whoami' "$CTL" "$MCGTOOL")
+match "nobody: the 9th open memcgfs.ctl is refused" "^refused at 9$" "$OUT"
+eq "... with EMFILE" "open:EMFILE" "$(echo "$OUT" | tail -n1)"
+match "root meanwhile opens its own" "^OK ok pid=" "$("$MCGTOOL" ctl "$CTL" whoami)"
+match "closed, nobody opens again" "^OK ok pid=" "$(as_nobody whoami)"
+finish
