@@ -66,6 +66,8 @@ enum conf_key {
 	CONF_FS_USER_SLICES,
 	CONF_FS_MAX_HANDLES_PER_UID,
 	CONF_FS_MAX_SESSIONS_PER_UID,
+	CONF_FS_MAX_CGROUPS_PER_UID,
+	CONF_FS_MAX_WAITING_PER_UID,
 	CONF_TRACE_BUFFER_EVENTS,
 	CONF_KEY_COUNT
 };
@@ -184,6 +186,12 @@ static const struct conf_desc conf_table[] = {
 	CONF_ROW(CONF_FS_MAX_SESSIONS_PER_UID, fs, max_sessions_per_uid, CONF_UINT, 0,
 		 0, 1048576, 0,
 		 "open memcgfs.ctl files per non-root uid; 0 = 1% of the host's RAM"),
+	CONF_ROW(CONF_FS_MAX_CGROUPS_PER_UID, fs, max_cgroups_per_uid, CONF_UINT, 0,
+		 0, 1048576, 0,
+		 "live cgroups a non-root uid may make; 0 = 1% of the host's RAM"),
+	CONF_ROW(CONF_FS_MAX_WAITING_PER_UID, fs, max_waiting_per_uid, CONF_UINT, 0,
+		 0, 1048576, 0,
+		 "requests of a non-root uid set aside at once; 0 = 1% of the host's RAM"),
 	CONF_ROW(CONF_TRACE_BUFFER_EVENTS, trace, buffer_events, CONF_UINT, 0,
 		 16, 16777216, 65536,
 		 "trace buffer capacity in events"),

@@ -102,4 +102,22 @@ void ctl_forget(const void *addr);
  */
 int ctl_check(char *msg, size_t len);
 
+/*
+ * Counters per non-root uid (issue 14's per-uid caps), a chained hash of
+ * counters freed at zero; total: all of them.  The owner locks.  (ctl_handles.c; fs/ uses them for its caps too.)
+ */
+#define FS_UID_BUCKETS	256u
+struct fs_uid_count;
+struct fs_uid_counts {
+	struct fs_uid_count *tab[FS_UID_BUCKETS];
+	uint32_t total;
+};
+uint32_t fs_uid_count(const struct fs_uid_counts *uc, uid_t uid);	/* 0 for root */
+/* n more (or fewer, n < 0) for uid; root is never counted.  -ENOMEM. */
+int fs_uid_count_add(struct fs_uid_counts *uc, uid_t uid, long n);
+/* Every counter's (uid, n), for checkers; stops at fn's nonzero return. */
+int fs_uid_count_each(const struct fs_uid_counts *uc, int (*fn)(uid_t uid, uint32_t n, void *arg),
+		      void *arg);
+void fs_uid_counts_clear(struct fs_uid_counts *uc);
+
 #endif

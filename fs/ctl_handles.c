@@ -125,28 +125,16 @@ static _Atomic uint64_t forget_seq;	/* ctl_forget() calls so far */
 static struct shrinker ctl_shrinker;
 
 /*
- * Counters per non-root uid, in a chained hash of counters freed at zero;
- * total: all of them.  handle_uids: live and reserved entries
+ * Per-uid counters (util.c): handle_uids, live and reserved entries
  * (fs.max_handles_per_uid), whose total may not take the entries kept for
- * root (ROOT_RESERVE); session_uids: open sessions (fs.max_sessions_per_uid).
+ * root (ROOT_RESERVE); session_uids, open sessions (fs.max_sessions_per_uid).
  */
-struct uid_count {
-	struct uid_count *next;
-	uint32_t uid;
-	uint32_t n;
-};
-
-#define UID_BUCKETS	256u
 #define ROOT_RESERVE	(CTL_MAX_HANDLES / 16)
-struct uid_counts {
-	struct uid_count *tab[UID_BUCKETS];
-	uint32_t total;
-};
-static struct uid_counts handle_uids;	/* table lock */
+static struct fs_uid_counts handle_uids;	/* table lock */
 static uint32_t max_per_uid = CTL_MAX_HANDLES;
 /* open sessions per non-root uid (fs.max_sessions_per_uid) */
 static pthread_mutex_t session_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct uid_counts session_uids;
+static struct fs_uid_counts session_uids;
 static uint32_t max_sessions_per_uid = UINT32_MAX;
 
 static inline struct handle *H(uint32_t idx)
@@ -377,48 +365,14 @@ static void set_state(struct handle *h, uint8_t state)
 	h->state = state;
 }
 
-/* ---- per-uid counts (under their table's lock) ---- */
-static struct uid_count **uid_slot(struct uid_counts *uc, uint32_t uid)
+static inline uint32_t uid_count_of(struct fs_uid_counts *uc, uint32_t uid)
 {
-	struct uid_count **pp = &uc->tab[(uid * 0x9e3779b9u) >> 24 & (UID_BUCKETS - 1)];
-
-	while (*pp && (*pp)->uid != uid)
-		pp = &(*pp)->next;
-	return pp;
+	return fs_uid_count(uc, (uid_t)uid);
 }
 
-static uint32_t uid_count_of(struct uid_counts *uc, uint32_t uid)
+static inline int uid_count_add(struct fs_uid_counts *uc, uint32_t uid, long n)
 {
-	struct uid_count *u = *uid_slot(uc, uid);
-
-	return u ? u->n : 0;
-}
-
-/* Count n more (or fewer, n < 0) for a non-root uid. */
-static int uid_count_add(struct uid_counts *uc, uint32_t uid, long n)
-{
-	struct uid_count **pp, *u;
-
-	if (uid == 0)
-		return 0;
-	pp = uid_slot(uc, uid);
-	u = *pp;
-	if (!u) {
-		if (n <= 0)
-			return 0;
-		u = calloc(1, sizeof(*u));
-		if (!u)
-			return -ENOMEM;
-		u->uid = uid;
-		*pp = u;
-	}
-	u->n = (uint32_t)((long)u->n + n);
-	uc->total = (uint32_t)((long)uc->total + n);
-	if (!u->n) {
-		*pp = u->next;
-		free(u);
-	}
-	return 0;
+	return fs_uid_count_add(uc, (uid_t)uid, n);
 }
 
 /*
@@ -577,14 +531,7 @@ void ctl_handles_exit(void)
 		free(g);
 	}
 	memset(group_hash, 0, sizeof(group_hash));
-	for (unsigned int b = 0; b < UID_BUCKETS; b++)
-		while (handle_uids.tab[b]) {
-			struct uid_count *u = handle_uids.tab[b];
-
-			handle_uids.tab[b] = u->next;
-			free(u);
-		}
-	handle_uids.total = 0;
+	fs_uid_counts_clear(&handle_uids);
 	atomic_store(&forget_seq, 0);
 	nr_orphans = 0;
 	memset(orphans, 0, sizeof(orphans));
@@ -1110,6 +1057,14 @@ unsigned long ctl_handles_nr_reclaimable(void)
 }
 
 /* ---- the invariant checker (check_fail: alloc.h) ---- */
+static int sum_counts(uid_t uid, uint32_t n, void *arg)
+{
+	if (!n || !uid)
+		return 1;
+	*(uint32_t *)arg += n;
+	return 0;
+}
+
 /* Table lock held. */
 static int check_locked(char *msg, size_t len)
 {
@@ -1184,13 +1139,8 @@ static int check_locked(char *msg, size_t len)
 	if (named != refs)
 		return check_fail(msg, len, "%u handles name a shrinker list, the lists count %u",
 				  named, refs);
-	for (unsigned int b = 0; b < UID_BUCKETS; b++)
-		for (const struct uid_count *u = handle_uids.tab[b]; u; u = u->next) {
-			if (!u->n || !u->uid)
-				return check_fail(msg, len, "uid %u counted with %u handles", u->uid,
-						  u->n);
-			counted += u->n;
-		}
+	if (fs_uid_count_each(&handle_uids, sum_counts, &counted))
+		return check_fail(msg, len, "a uid counted with no handles, or root counted");
 	/* the counts are the live entries of non-root uids and their reservations */
 	if (counted != handle_uids.total || handle_uids.total < nonroot_live ||
 	    handle_uids.total > nonroot_live + nr_reserved)
@@ -1362,4 +1312,79 @@ void ctl_cache_exit(void)
 	}
 	nr_caches = 0;
 	pthread_mutex_unlock(&cache_lock);
+}
+
+/* ---- counters per non-root uid ---- */
+struct fs_uid_count {
+	struct fs_uid_count *next;
+	uid_t uid;
+	uint32_t n;
+};
+
+static struct fs_uid_count **uid_slot(struct fs_uid_counts *uc, uid_t uid)
+{
+	struct fs_uid_count **pp =
+		&uc->tab[((uint32_t)uid * 0x9e3779b9u) >> 24 & (FS_UID_BUCKETS - 1)];
+
+	while (*pp && (*pp)->uid != uid)
+		pp = &(*pp)->next;
+	return pp;
+}
+
+uint32_t fs_uid_count(const struct fs_uid_counts *uc, uid_t uid)
+{
+	const struct fs_uid_count *u = uid ? *uid_slot((struct fs_uid_counts *)uc, uid) : NULL;
+
+	return u ? u->n : 0;
+}
+
+int fs_uid_count_add(struct fs_uid_counts *uc, uid_t uid, long n)
+{
+	struct fs_uid_count **pp, *u;
+
+	if (uid == 0)
+		return 0;
+	pp = uid_slot(uc, uid);
+	u = *pp;
+	if (!u) {
+		if (n <= 0)
+			return 0;
+		u = calloc(1, sizeof(*u));
+		if (!u)
+			return -ENOMEM;
+		u->uid = uid;
+		*pp = u;
+	}
+	u->n = (uint32_t)((long)u->n + n);
+	uc->total = (uint32_t)((long)uc->total + n);
+	if (!u->n) {
+		*pp = u->next;
+		free(u);
+	}
+	return 0;
+}
+
+int fs_uid_count_each(const struct fs_uid_counts *uc, int (*fn)(uid_t uid, uint32_t n, void *arg),
+		      void *arg)
+{
+	for (unsigned int b = 0; b < FS_UID_BUCKETS; b++)
+		for (const struct fs_uid_count *u = uc->tab[b]; u; u = u->next) {
+			int ret = fn(u->uid, u->n, arg);
+
+			if (ret)
+				return ret;
+		}
+	return 0;
+}
+
+void fs_uid_counts_clear(struct fs_uid_counts *uc)
+{
+	for (unsigned int b = 0; b < FS_UID_BUCKETS; b++)
+		while (uc->tab[b]) {
+			struct fs_uid_count *u = uc->tab[b];
+
+			uc->tab[b] = u->next;
+			free(u);
+		}
+	uc->total = 0;
 }

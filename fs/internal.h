@@ -74,6 +74,7 @@ int fs_kstrtoint(const char *s, int *out);
 /* Read a small file whole (NUL-terminated); returns length or -errno. */
 ssize_t fs_read_file(const char *path, char *buf, size_t len);
 
+
 /* ---- the file table (files.c) ---- */
 enum fs_ftype {
 	FT_CORE,	/* cgroup core file: files.c's show/write */
@@ -210,6 +211,14 @@ int cgroup_user_slice(uid_t uid, gid_t gid, struct cgroup **out);
 
 int tree_init(const struct memcgfs_config *conf);
 void tree_exit(void);
+/*
+ * fs.max_cgroups_per_uid: live cgroups a non-root uid may have made (mkdir
+ * EDQUOT past it; counted by the maker, file_uid, whoever owns them
+ * later); 0 chooses 1% of the host's RAM at 16 KiB a cgroup (at least
+ * 1024).  Returns the cap in force.
+ */
+unsigned int tree_set_max_cgroups_per_uid(unsigned int max);
+unsigned long tree_nr_cgroups_uid(uid_t uid);
 void cgroup_get(struct cgroup *cg);
 void cgroup_put(struct cgroup *cg);
 /* A live child by name; fs_tree_lock held. */
@@ -502,6 +511,8 @@ struct fs_defer {
 	bool pinned;			/* being registered: nobody completes it yet */
 	bool interrupted;		/* an interrupt came while pinned */
 	void (*work)(struct fs_defer *d);	/* defer_run's */
+	uid_t uid;			/* counted for fs.max_waiting_per_uid */
+	bool counted;
 	_Atomic bool stop;		/* defer_run: interrupted or shutting down */
 };
 struct fs_waitq {
@@ -512,6 +523,14 @@ struct fs_waitq {
 };
 int defer_init(void);
 void defer_exit(void);
+/*
+ * fs.max_waiting_per_uid: requests of one non-root uid set aside with a wait
+ * queue or on a thread of their own (not a throttle's timer) at once; past
+ * it, complete(d, -EAGAIN) at once.  0 chooses 1% of the host's RAM at 1 KiB
+ * a request (at least 1024).  Returns the cap in force.
+ */
+unsigned int defer_set_max_waiting_per_uid(unsigned int max);
+unsigned long defer_nr_waiting_uid(uid_t uid);
 /* Set d aside; complete() will be called exactly once (maybe already inside). */
 void defer_wait(struct fs_defer *d, struct fs_waitq *wq);
 /* Ask the waiters of wq again (cheap: any thread, any lock). */

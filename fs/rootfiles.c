@@ -333,8 +333,8 @@ static void trace_complete(struct fs_defer *d, int why)
 	size_t n;
 
 	if (why) {
-		/* interrupted by a signal, or shutting down */
-		fuse_reply_err(d->req, EINTR);
+		/* interrupted by a signal, shutting down, or fs.max_waiting_per_uid (EAGAIN) */
+		fuse_reply_err(d->req, why == -EAGAIN ? EAGAIN : EINTR);
 		free(w);
 		return;
 	}

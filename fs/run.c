@@ -214,7 +214,7 @@ int fs_run(struct fs_options *o)
 	char *end;
 	unsigned long ctl_mode;
 	int ready_fd = -1, err, status = 1;
-	unsigned int max_handles, max_sessions;
+	unsigned int max_handles, max_sessions, max_cgroups, max_waiting;
 
 	fs_log_init(o->debug);
 	if (strcmp(o->conf.fs.root_subtree_control, "memory") &&
@@ -259,6 +259,8 @@ int fs_run(struct fs_options *o)
 	memcg_set_free_notify(ctl_forget);
 	max_handles = ctl_set_max_handles_per_uid(o->conf.fs.max_handles_per_uid);
 	max_sessions = ctl_set_max_sessions_per_uid(o->conf.fs.max_sessions_per_uid);
+	max_cgroups = tree_set_max_cgroups_per_uid(o->conf.fs.max_cgroups_per_uid);
+	max_waiting = defer_set_max_waiting_per_uid(o->conf.fs.max_waiting_per_uid);
 	err = fs_files_init();
 	if (err) {
 		fs_err("too many files for a directory: %s", strerror(-err));
@@ -329,6 +331,10 @@ int fs_run(struct fs_options *o)
 		max_handles, o->conf.fs.max_handles_per_uid ? "" : " (1% of the host's RAM)");
 	fs_info("fs.max_sessions_per_uid: %u open memcgfs.ctl files per non-root uid%s",
 		max_sessions, o->conf.fs.max_sessions_per_uid ? "" : " (1% of the host's RAM)");
+	fs_info("fs.max_cgroups_per_uid: %u live cgroups made per non-root uid%s",
+		max_cgroups, o->conf.fs.max_cgroups_per_uid ? "" : " (1% of the host's RAM)");
+	fs_info("fs.max_waiting_per_uid: %u requests set aside per non-root uid%s",
+		max_waiting, o->conf.fs.max_waiting_per_uid ? "" : " (1% of the host's RAM)");
 	/* systemd's Type=notify: the mount serves from here on */
 	sd_notifyf(0, "READY=1\nSTATUS=mounted on %s", o->mountpoint);
 

@@ -2,14 +2,16 @@
 # What a client makes the daemon keep (issue 14), through a real mount as an
 # unprivileged user (nobody, uid 65534): each handle's entry is charged to
 # the client's cgroup as slab and bounded by its memory.max;
-# fs.max_handles_per_uid stops a uid's live handles (EDQUOT) and
-# fs.max_sessions_per_uid its open memcgfs.ctl files (EMFILE); other users
+# fs.max_handles_per_uid stops a uid's live handles (EDQUOT),
+# fs.max_sessions_per_uid its open memcgfs.ctl files (EMFILE),
+# fs.max_cgroups_per_uid the cgroups it makes (EDQUOT) and
+# fs.max_waiting_per_uid its blocked trace_pipe reads (EAGAIN); other users
 # and root keep working meanwhile.
 . "$(dirname "$0")/lib.sh"
 
 id nobody >/dev/null 2>&1 || skip "no user 'nobody'"
 mount_fs -o memory=64M -o user_slices=true -o max_handles_per_uid=3000 \
-	-o max_sessions_per_uid=8
+	-o max_sessions_per_uid=8 -o max_cgroups_per_uid=5 -o max_waiting_per_uid=2
 chmod o+rx "$MNT" 2>/dev/null || true
 CTL=$MNT/memcgfs.ctl
 SLICE=$MNT/user.slice/user-65534.slice
@@ -82,4 +84,40 @@ match "nobody: the 9th open memcgfs.ctl is refused" "^refused at 9$" "$OUT"
 eq "... with EMFILE" "open:EMFILE" "$(echo "$OUT" | tail -n1)"
 match "root meanwhile opens its own" "^OK ok pid=" "$("$MCGTOOL" ctl "$CTL" whoami)"
 match "closed, nobody opens again" "^OK ok pid=" "$(as_nobody whoami)"
+
+# ---- cgroups a user makes: its slice and 4 more ----
+as_nobody_sh() { su nobody -s /bin/bash -c "$1"; }
+for i in 1 2 3 4; do
+	as_nobody_sh "mkdir '$SLICE/c$i'" || fail "nobody: mkdir c$i"
+done
+eq "nobody: a 6th cgroup is refused: EDQUOT" "EDQUOT" \
+	"$(su nobody -s /bin/bash -c 'exec "$0" errno mkdir "$1"' "$MCGTOOL" "$SLICE/c5")"
+eq "... nothing made" "" "$(ls -d "$SLICE/c5" 2>/dev/null)"
+ok "root meanwhile makes its own" mkdir "$MNT/rootcg"
+as_nobody_sh "rmdir '$SLICE/c4'"
+eq "an rmdir makes room" "OK" "$(su nobody -s /bin/bash -c 'exec "$0" errno mkdir "$1"' "$MCGTOOL" "$SLICE/c5")"
+chown root "$SLICE/c5"
+eq "... counted by its maker, whoever owns it: still full" "EDQUOT" \
+	"$(su nobody -s /bin/bash -c 'exec "$0" errno mkdir "$1"' "$MCGTOOL" "$SLICE/c6")"
+rmdir "$SLICE/c5"
+eq "... and root's rmdir of it gives the room back" "OK" \
+	"$(su nobody -s /bin/bash -c 'exec "$0" errno mkdir "$1"' "$MCGTOOL" "$SLICE/c6")"
+
+# ---- requests set aside: blocked trace_pipe reads ----
+su nobody -s /bin/bash -c "exec timeout 20 cat '$MNT/trace_pipe'" >/dev/null 2>&1 & R1=$!
+su nobody -s /bin/bash -c "exec timeout 20 cat '$MNT/trace_pipe'" >/dev/null 2>&1 & R2=$!
+sleep 0.5
+OUT=$(su nobody -s /bin/bash -c "timeout 5 cat '$MNT/trace_pipe'; echo \"status \$?\"" 2>&1)
+match "nobody: a 3rd blocked trace_pipe read is refused at once: EAGAIN" \
+	"Resource temporarily unavailable" "$OUT"
+match "... (cat fails, no timeout)" "^status 1$" "$(echo "$OUT" | tail -n1)"
+timeout 1 cat "$MNT/trace_pipe" >/dev/null 2>&1
+eq "root meanwhile blocks in its read (until the timeout)" 124 "$?"
+kill "$R1" "$R2" 2>/dev/null
+wait "$R1" "$R2" 2>/dev/null
+for i in $(seq 1 50); do
+	timeout 1 su nobody -s /bin/bash -c "exec cat '$MNT/trace_pipe'" >/dev/null 2>&1
+	[ $? = 124 ] && break
+done
+eq "the reads ended, nobody blocks again" 124 "$(timeout 1 su nobody -s /bin/bash -c "exec cat '$MNT/trace_pipe'" >/dev/null 2>&1; echo $?)"
 finish

@@ -121,6 +121,8 @@ static const struct key keys[] = {
 	{ KEY(fs, threads), 10, "4", 4, "1", "1024", "0", "1025" },
 	{ KEY(fs, max_handles_per_uid), 0, "4096", 4096, "0", "16777216", NULL, "16777217" },
 	{ KEY(fs, max_sessions_per_uid), 0, "64", 64, "0", "1048576", NULL, "1048577" },
+	{ KEY(fs, max_cgroups_per_uid), 0, "100", 100, "0", "1048576", NULL, "1048577" },
+	{ KEY(fs, max_waiting_per_uid), 0, "32", 32, "0", "1048576", NULL, "1048577" },
 	{ KEY(trace, buffer_events), 65536, "1024", 1024,
 	  "16", "16777216", "15", "16777217" },
 };
@@ -167,6 +169,8 @@ static void other_config(struct memcgfs_config *c)
 	c->fs.user_slices = true;
 	c->fs.max_handles_per_uid = 1000;
 	c->fs.max_sessions_per_uid = 10;
+	c->fs.max_cgroups_per_uid = 20;
+	c->fs.max_waiting_per_uid = 30;
 	c->trace.buffer_events = 4096;
 	assert_int_equal(conf_validate(c, NULL, 0), 0);
 }
@@ -883,6 +887,8 @@ static void test_format(void **state)
 		"user_slices = false\n"
 		"max_handles_per_uid = 0\n"
 		"max_sessions_per_uid = 0\n"
+		"max_cgroups_per_uid = 0\n"
+		"max_waiting_per_uid = 0\n"
 		"\n"
 		"[trace]\n"
 		"buffer_events = 65536\n";
