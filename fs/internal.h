@@ -347,6 +347,12 @@ extern pthread_rwlock_t procs_lock;
 
 int procs_init(bool use_connector);
 void procs_exit(void);
+/*
+ * procs_set_pidfd_budget - how many pidfds (processes and threads) tracking
+ * may hold; past it a new process stays untracked, said in the log
+ * (procs.c: untracked_nofile).
+ */
+void procs_set_pidfd_budget(long budget);
 /* Start the tracker thread (after daemonising). */
 int procs_start(void);
 void procs_stop(void);

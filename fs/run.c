@@ -335,6 +335,25 @@ int fs_run(struct fs_options *o)
 		max_cgroups, o->conf.fs.max_cgroups_per_uid ? "" : " (1% of the host's RAM)");
 	fs_info("fs.max_waiting_per_uid: %u requests set aside per non-root uid%s",
 		max_waiting, o->conf.fs.max_waiting_per_uid ? "" : " (1% of the host's RAM)");
+	{
+		struct rlimit rl;
+		long cur, budget;
+
+		/*
+		 * raise_nofile() asked for the hard limit: say what it got.  One
+		 * fd budget: real memory's statm files a quarter (realmem.c),
+		 * 128 for the daemon's own (FUSE, /proc reads, the control
+		 * file's clients' work), the rest pidfds of tracked processes.
+		 */
+		cur = getrlimit(RLIMIT_NOFILE, &rl) ? 1024 : (long)rl.rlim_cur;
+		budget = cur - 128 - (o->conf.memcg.real_memory ? cur / 4 : 0);
+		if (budget < 16)
+			budget = 16;
+		procs_set_pidfd_budget(budget);
+		fs_info("RLIMIT_NOFILE: %ld of a hard limit of %ld: %ld pidfds of tracked processes%s, "
+			"128 kept for the daemon", cur, (long)rl.rlim_max, budget,
+			o->conf.memcg.real_memory ? ", a quarter for real memory's statm files" : "");
+	}
 	/* systemd's Type=notify: the mount serves from here on */
 	sd_notifyf(0, "READY=1\nSTATUS=mounted on %s", o->mountpoint);
 
