@@ -121,15 +121,19 @@ struct rss_run {
 };
 
 /* 1: root makes NR_HANDLES and frees them; replies kept to free from */
-static void run_million(struct rss_run *r)
+static void run_million(struct rss_run *r, int run)
 {
-	struct bench_daemon *d = bench_daemon_new("million");
-	const char *argv[] = { memcgfs, "-f", "-o", "memory=1G", "-o", "cpus=2", d->mnt, NULL };
+	static char names[16][16];
+	struct bench_daemon *d;
+	const char *argv[] = { memcgfs, "-f", "-o", "memory=1G", "-o", "cpus=2", NULL, NULL };
 	char path[PATH_MAX + 32];
 	static char *replies[NR_HANDLES / PER_REQ];
 	long slab0;
 	int fd;
 
+	snprintf(names[run], sizeof(names[run]), "million%d", run);
+	d = bench_daemon_new(names[run]);
+	argv[6] = d->mnt;
 	bench_daemon_start(d, -1, argv);
 	snprintf(path, sizeof(path), "%s/memcgfs.ctl", d->mnt);
 	fd = open(path, O_RDWR);
@@ -258,7 +262,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < opt_reps; i++) {
 		struct rss_run *r = &runs[i];
 
-		run_million(r);
+		run_million(r, i);
 		per_m[i] = (double)(r->with - r->before) * 1024.0 / NR_HANDLES;
 		per_m_other[i] = per_m[i] - (double)r->slab_pages * 4096.0 / NR_HANDLES;
 		printf("  %4d %10ld %10ld %10ld %14.1f %14.1f\n", i + 1, r->before, r->with,
