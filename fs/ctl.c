@@ -62,7 +62,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define CTL_REQUEST_MAX		4096u
 #define CTL_MAX_COUNT		MEMCGFS_CTL_MAX_COUNT
@@ -1258,32 +1257,16 @@ int ctl_init(void)
 
 unsigned int ctl_set_max_handles_per_uid(unsigned int max)
 {
-	if (!max) {
-		/* 1% of the host's RAM in entries, at least 65536 */
-		long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-		uint64_t auto_max = pages > 0 && psz > 0 ?
-				    (uint64_t)pages * (uint64_t)psz / 100 / ctl_handle_bytes() : 0;
-
-		if (auto_max < 65536)
-			auto_max = 65536;
-		max = auto_max > CTL_MAX_HANDLES ? CTL_MAX_HANDLES : (unsigned int)auto_max;
-	}
+	if (!max)	/* 1% of the host's RAM in entries, at least 65536 */
+		max = fs_host_share(ctl_handle_bytes(), 65536, CTL_MAX_HANDLES);
 	ctl_handles_set_max_per_uid(max);
 	return max;
 }
 
 unsigned int ctl_set_max_sessions_per_uid(unsigned int max)
 {
-	if (!max) {
-		/* 1% of the host's RAM in sessions holding the longest reply */
-		long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-		uint64_t auto_max = pages > 0 && psz > 0 ?
-				    (uint64_t)pages * (uint64_t)psz / 100 / CTL_SESSION_MAX_BYTES : 0;
-
-		if (auto_max < 1024)
-			auto_max = 1024;
-		max = auto_max > 1048576 ? 1048576 : (unsigned int)auto_max;
-	}
+	if (!max)	/* 1% of the host's RAM in sessions holding the longest reply */
+		max = fs_host_share(CTL_SESSION_MAX_BYTES, 1024, 1048576);
 	ctl_sessions_set_max_per_uid(max);
 	return max;
 }

@@ -119,5 +119,7 @@ int fs_uid_count_add(struct fs_uid_counts *uc, uid_t uid, long n);
 int fs_uid_count_each(const struct fs_uid_counts *uc, int (*fn)(uid_t uid, uint32_t n, void *arg),
 		      void *arg);
 void fs_uid_counts_clear(struct fs_uid_counts *uc);
+/* What the caps' 0 means: 1% of the host's RAM in units of unit bytes, in min..max. */
+unsigned int fs_host_share(uint64_t unit, unsigned int min, unsigned int max);
 
 #endif

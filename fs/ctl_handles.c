@@ -430,14 +430,27 @@ void ctl_handles_set_max_per_uid(unsigned int max)
 	pthread_mutex_unlock(&tab_lock);
 }
 
-unsigned long ctl_handles_nr_uid(uid_t uid)
+static unsigned long count_locked(pthread_mutex_t *lock, struct fs_uid_counts *uc, uid_t uid)
 {
 	unsigned long n;
 
-	pthread_mutex_lock(&tab_lock);
-	n = uid ? uid_count_of(&handle_uids, (uint32_t)uid) : 0;
-	pthread_mutex_unlock(&tab_lock);
+	pthread_mutex_lock(lock);
+	n = fs_uid_count(uc, uid);
+	pthread_mutex_unlock(lock);
 	return n;
+}
+
+unsigned long ctl_handles_nr_uid(uid_t uid)
+{
+	return count_locked(&tab_lock, &handle_uids, uid);
+}
+
+unsigned int fs_host_share(uint64_t unit, unsigned int min, unsigned int max)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+	uint64_t n = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz / 100 / unit : 0;
+
+	return n < min ? min : n > max ? max : (unsigned int)n;
 }
 
 void ctl_sessions_set_max_per_uid(unsigned int max)
@@ -469,12 +482,7 @@ void ctl_sessions_put(uid_t uid)
 
 unsigned long ctl_sessions_nr_uid(uid_t uid)
 {
-	unsigned long n;
-
-	pthread_mutex_lock(&session_lock);
-	n = uid ? uid_count_of(&session_uids, (uint32_t)uid) : 0;
-	pthread_mutex_unlock(&session_lock);
-	return n;
+	return count_locked(&session_lock, &session_uids, uid);
 }
 
 /* Uncharge n entries' bytes from objcg (outside the table lock). */

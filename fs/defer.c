@@ -30,7 +30,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 static pthread_mutex_t defer_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t defer_cond;
@@ -125,26 +124,12 @@ static bool unlink_locked(struct fs_defer *d)
 
 unsigned int defer_set_max_waiting_per_uid(unsigned int max)
 {
-	if (!max) {
-		long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-		uint64_t auto_max = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz / 100 / 1024 : 0;
-
-		max = auto_max < 1024 ? 1024 : auto_max > 1048576 ? 1048576 : (unsigned int)auto_max;
-	}
+	if (!max)
+		max = fs_host_share(1024, 1024, 1048576);
 	pthread_mutex_lock(&defer_lock);
 	max_waiting_per_uid = max;
 	pthread_mutex_unlock(&defer_lock);
 	return max;
-}
-
-unsigned long defer_nr_waiting_uid(uid_t uid)
-{
-	unsigned long n;
-
-	pthread_mutex_lock(&defer_lock);
-	n = fs_uid_count(&waiting_uids, uid);
-	pthread_mutex_unlock(&defer_lock);
-	return n;
 }
 
 static void defer_interrupt(fuse_req_t req, void *data)

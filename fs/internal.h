@@ -218,7 +218,6 @@ void tree_exit(void);
  * 1024).  Returns the cap in force.
  */
 unsigned int tree_set_max_cgroups_per_uid(unsigned int max);
-unsigned long tree_nr_cgroups_uid(uid_t uid);
 void cgroup_get(struct cgroup *cg);
 void cgroup_put(struct cgroup *cg);
 /* A live child by name; fs_tree_lock held. */
@@ -536,7 +535,6 @@ void defer_exit(void);
  * a request (at least 1024).  Returns the cap in force.
  */
 unsigned int defer_set_max_waiting_per_uid(unsigned int max);
-unsigned long defer_nr_waiting_uid(uid_t uid);
 /* Set d aside; complete() will be called exactly once (maybe already inside). */
 void defer_wait(struct fs_defer *d, struct fs_waitq *wq);
 /* Ask the waiters of wq again (cheap: any thread, any lock). */

@@ -871,27 +871,12 @@ int tree_init(const struct memcgfs_config *conf)
 
 unsigned int tree_set_max_cgroups_per_uid(unsigned int max)
 {
-	if (!max) {
-		long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-		uint64_t auto_max = pages > 0 && psz > 0 ?
-				    (uint64_t)pages * (uint64_t)psz / 100 / 16384 : 0;
-
-		max = auto_max < 1024 ? 1024 : auto_max > 1048576 ? 1048576 : (unsigned int)auto_max;
-	}
+	if (!max)
+		max = fs_host_share(16384, 1024, 1048576);
 	pthread_rwlock_wrlock(&fs_tree_lock);
 	max_cgroups_per_uid = max;
 	pthread_rwlock_unlock(&fs_tree_lock);
 	return max;
-}
-
-unsigned long tree_nr_cgroups_uid(uid_t uid)
-{
-	unsigned long n;
-
-	pthread_rwlock_rdlock(&fs_tree_lock);
-	n = fs_uid_count(&made_by, uid);
-	pthread_rwlock_unlock(&fs_tree_lock);
-	return n;
 }
 
 /* parent/name, made (owned by uid:gid) if it is not there yet. */

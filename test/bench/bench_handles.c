@@ -41,38 +41,36 @@ static const char *memcgfs;
 static int opt_reps = 3;
 static long opt_cap = 262144;
 
-static long vmrss_kib(pid_t pid)
+/* The number of the first line of path that matches fmt ("Key: %ld"). */
+static long read_key(const char *path, const char *fmt)
 {
-	char path[64], line[256];
+	char line[256];
 	long v = -1;
-	FILE *f;
+	FILE *f = fopen(path, "r");
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "r");
 	if (!f)
 		bench_die("%s: %s", path, strerror(errno));
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmRSS: %ld", &v) == 1)
+		if (sscanf(line, fmt, &v) == 1)
 			break;
 	fclose(f);
 	return v;
 }
 
+static long vmrss_kib(pid_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	return read_key(path, "VmRSS: %ld");
+}
+
 static long arena_slab_pages(const char *mnt)
 {
-	char path[PATH_MAX + 32], line[128];
-	long v = -1;
-	FILE *f;
+	char path[PATH_MAX + 32];
 
 	snprintf(path, sizeof(path), "%s/memcgfs.arena", mnt);
-	f = fopen(path, "r");
-	if (!f)
-		bench_die("%s: %s", path, strerror(errno));
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "pages_slab %ld", &v) == 1)
-			break;
-	fclose(f);
-	return v;
+	return read_key(path, "pages_slab %ld");
 }
 
 /* One request on fd, its reply in buf; the errno it failed with, or 0. */
@@ -123,7 +121,7 @@ struct rss_run {
 /* 1: root makes NR_HANDLES and frees them; replies kept to free from */
 static void run_million(struct rss_run *r, int run)
 {
-	static char names[16][16];
+	static char names[16][24];
 	struct bench_daemon *d;
 	const char *argv[] = { memcgfs, "-f", "-o", "memory=1G", "-o", "cpus=2", NULL, NULL };
 	char path[PATH_MAX + 32];
