@@ -74,6 +74,24 @@ match "... memory.events of the slice: max" "^max [1-9]" "$(cat "$SLICE/memory.e
 match "... what fits still works" "^OK ok( [0-9a-f]{16}){100}$" "$(as_nobody "kmalloc 8 x100" | head -n1)"
 echo max > "$SLICE/memory.max"
 
+# ---- extended attributes: the setter's slab, bounded by its memory.max ----
+"$MCGTOOL" ctl "$CTL" drain >/dev/null
+S0=$(stat_of "$SLICE" slab_unreclaimable)
+eq "nobody: a 64 KiB user.* attribute on its slice" "OK" \
+	"$(su nobody -s /bin/bash -c 'exec "$0" xattr "$1" set user.big @65536' "$MCGTOOL" "$SLICE")"
+"$MCGTOOL" ctl "$CTL" drain >/dev/null
+S1=$(stat_of "$SLICE" slab_unreclaimable)
+ok "... charged to nobody's slice as slab ($((S1 - S0)) bytes)" test $((S1 - S0)) -ge 65536 -a $((S1 - S0)) -lt 66560
+eq "... removed: uncharged" "OK" \
+	"$(su nobody -s /bin/bash -c 'exec "$0" xattr "$1" remove user.big' "$MCGTOOL" "$SLICE")"
+"$MCGTOOL" ctl "$CTL" drain >/dev/null
+eq "... the slice's slab back" "$S0" "$(stat_of "$SLICE" slab_unreclaimable)"
+CUR=$(cat "$SLICE/memory.current")
+echo $((CUR + 16384)) > "$SLICE/memory.max"
+eq "... over the slice's memory.max: ENOMEM" "ENOMEM" \
+	"$(su nobody -s /bin/bash -c 'exec "$0" xattr "$1" set user.big @65536' "$MCGTOOL" "$SLICE")"
+echo max > "$SLICE/memory.max"
+
 # ---- sessions ----
 OUT=$(su nobody -s /bin/bash -c '
 	for fd in 3 4 5 6 7 8 9 10 11; do
