@@ -34,6 +34,20 @@
  *                       "memory" (as a systemd host) or "" (a fresh mount)
  * @fs.allow_other:     as root, mount with allow_other and
  *                       default_permissions (every user, under the modes)
+ * @fs.max_handles_per_uid: live memcgfs.ctl handles one non-root uid may
+ *                       hold; 0 means "1% of the host's RAM in handle
+ *                       entries", resolved by the user of the struct
+ * @fs.max_sessions_per_uid: open memcgfs.ctl file descriptions one non-root
+ *                       uid may hold; 0 means "1% of the host's RAM in
+ *                       sessions with a full reply", resolved likewise
+ * @fs.max_cgroups_per_uid: live cgroups one non-root uid may have made
+ *                       (mkdir: EDQUOT past it); 0: 1% of the host's RAM
+ *                       at 16 KiB a cgroup, resolved likewise
+ * @fs.max_waiting_per_uid: requests of one non-root uid the daemon may hold
+ *                       set aside (blocked trace_pipe reads, memory.reclaim
+ *                       writes, reads waiting for a real-memory sample;
+ *                       EAGAIN past it); 0: 1% of the host's RAM at 1 KiB
+ *                       a request, resolved likewise
  * @trace.buffer_events: capacity of the trace buffer, in events
  */
 struct memcgfs_config {
@@ -58,6 +72,10 @@ struct memcgfs_config {
 	} memcg;
 	struct {
 		unsigned int threads;
+		unsigned int max_handles_per_uid;	/* 0: 1% of the host's RAM */
+		unsigned int max_sessions_per_uid;	/* 0: 1% of the host's RAM */
+		unsigned int max_cgroups_per_uid;	/* 0: 1% of the host's RAM */
+		unsigned int max_waiting_per_uid;	/* 0: 1% of the host's RAM */
 		char ctl_mode[12];
 		char root_subtree_control[14];	/* sized so the struct has no padding */
 		bool allow_other;

@@ -118,7 +118,12 @@ struct ctl_session {
 	pthread_mutex_t lock;
 	char *reply;
 	size_t len, pos, cap;
+	uid_t uid;			/* counted for fs.max_sessions_per_uid */
 };
+
+/* A session's most memory: its struct and the longest reply (x1024 handles). */
+#define CTL_SESSION_MAX_BYTES	(sizeof(struct ctl_session) + CTL_MAX_COUNT * (CTL_HANDLE_HEX + 1) + \
+				 CTL_MIN_REPLY)
 
 static bool ctl_up;
 /* Per-thread scratch (a FUSE worker serves one request at a time). */
@@ -219,6 +224,7 @@ static int exec_alloc(const struct ctl_caller *who, struct ctl_exec *x)
 	struct ctl_cache *cc = NULL;
 	unsigned int n = x->count, i, used = 0;
 	bool reclaimable = false, any_reclaimable = false;
+	struct obj_cgroup *objcg;
 	uint64_t seq;
 	int err = 0;
 
@@ -232,10 +238,20 @@ static int exec_alloc(const struct ctl_caller *who, struct ctl_exec *x)
 	} else if (x->op == MEMCGFS_OP_KMALLOC) {
 		reclaimable = x->gfp & __GFP_RECLAIMABLE;
 	}
-	err = ctl_handles_reserve(n, &seq);
+	/* the handles' entries are kernel memory of the caller: GFP_KERNEL_ACCOUNT */
+	err = ctl_handles_reserve(n, who->uid, GFP_KERNEL_ACCOUNT | (x->gfp & __GFP_NOFAIL), &seq,
+				  &objcg);
 	if (err) {
 		ctl_cache_put(cc);
-		return fail(x, err, "handle table full (%u handles)", CTL_MAX_HANDLES);
+		if (err == -EDQUOT)
+			return fail(x, err, "uid %u would hold more than %u live handles "
+				    "(fs.max_handles_per_uid): free some first", (unsigned int)who->uid,
+				    ctl_handles_max_per_uid());
+		if (err == -ENOSPC)
+			return fail(x, -ENOMEM, "handle table full (%u handles, the last %u kept "
+				    "for root)", CTL_MAX_HANDLES, CTL_MAX_HANDLES / 16);
+		return fail(x, err, "no memory to charge %u handles' entries (%zu bytes each, "
+			    "kernel memory of the caller's cgroup)", n, ctl_handle_bytes());
 	}
 	for (i = 0; i < n; i++) {
 		struct kmem_cache *oc = NULL;
@@ -280,8 +296,8 @@ static int exec_alloc(const struct ctl_caller *who, struct ctl_exec *x)
 		}
 		used++;
 		any_reclaimable |= reclaimable && oc;
-		e = ctl_handles_publish(p, kind, oc, page_id, cc, reclaimable && oc, who->uid, seq,
-					&x->out[i]);
+		e = ctl_handles_publish(p, kind, oc, page_id, cc, reclaimable && oc, objcg, who->uid,
+					seq, &x->out[i]);
 		if (e == -ENOMEM) {
 			/* no memory for its shrinker list: still ours, free it */
 			if (kind == CTL_KIND_CACHE)
@@ -298,7 +314,7 @@ static int exec_alloc(const struct ctl_caller *who, struct ctl_exec *x)
 			break;
 		}
 	}
-	ctl_handles_unreserve(n - used);
+	ctl_handles_unreserve(n - used, who->uid, objcg);
 	if (!err && (any_reclaimable || !ctl_handles_quiet_since(seq)) &&
 	    !ctl_handles_commit(x->out, n))
 		err = fail(x, -ENOMEM, "%s: memory freed by memcg (OOM kill) during the request; "
@@ -489,10 +505,28 @@ struct ctl_session *ctl_session_new(void)
 	return s;
 }
 
+struct ctl_session *ctl_session_open(uid_t uid, int *err)
+{
+	struct ctl_session *s;
+
+	*err = ctl_sessions_get(uid);
+	if (*err)
+		return NULL;
+	s = ctl_session_new();
+	if (!s) {
+		ctl_sessions_put(uid);
+		*err = -ENOMEM;
+		return NULL;
+	}
+	s->uid = uid;
+	return s;
+}
+
 void ctl_session_free(struct ctl_session *s)
 {
 	if (!s)
 		return;
+	ctl_sessions_put(s->uid);
 	pthread_mutex_destroy(&s->lock);
 	free(s->reply);
 	free(s);
@@ -1219,6 +1253,22 @@ int ctl_init(void)
 	memcg_set_free_notify(ctl_forget);
 	ctl_up = true;
 	return 0;
+}
+
+unsigned int ctl_set_max_handles_per_uid(unsigned int max)
+{
+	if (!max)	/* 1% of the host's RAM in entries, at least 65536 */
+		max = fs_host_share(ctl_handle_bytes(), 65536, CTL_MAX_HANDLES);
+	ctl_handles_set_max_per_uid(max);
+	return max;
+}
+
+unsigned int ctl_set_max_sessions_per_uid(unsigned int max)
+{
+	if (!max)	/* 1% of the host's RAM in sessions holding the longest reply */
+		max = fs_host_share(CTL_SESSION_MAX_BYTES, 1024, 1048576);
+	ctl_sessions_set_max_per_uid(max);
+	return max;
 }
 
 void ctl_exit(void)

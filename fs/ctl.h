@@ -31,9 +31,29 @@ struct ctl_caller {
 
 int ctl_init(void);
 void ctl_exit(void);
+/*
+ * ctl_set_max_handles_per_uid - fs.max_handles_per_uid: the live handles a
+ * non-root uid may hold (past it a request fails with EDQUOT); 0 chooses
+ * 1% of the host's RAM in handle entries (at least 65536).  Returns the
+ * cap in force.
+ */
+unsigned int ctl_set_max_handles_per_uid(unsigned int max);
+/*
+ * ctl_set_max_sessions_per_uid - fs.max_sessions_per_uid: the memcgfs.ctl
+ * file descriptions a non-root uid may have open (past it open fails with
+ * EMFILE); 0 chooses 1% of the host's RAM in sessions holding the longest
+ * reply (at least 1024).  Returns the cap in force.
+ */
+unsigned int ctl_set_max_sessions_per_uid(unsigned int max);
 
 /* One session per open file description of memcgfs.ctl. */
 struct ctl_session *ctl_session_new(void);
+/*
+ * ctl_session_open - a session counted for uid (root is never counted):
+ * NULL and *err -EMFILE when uid already has fs.max_sessions_per_uid open,
+ * or -ENOMEM.  ctl_session_free gives the count back.
+ */
+struct ctl_session *ctl_session_open(uid_t uid, int *err);
 void ctl_session_free(struct ctl_session *s);
 
 /*
@@ -81,5 +101,25 @@ void ctl_forget(const void *addr);
  * are the handles naming them.  0, or -EUCLEAN and the first violation.
  */
 int ctl_check(char *msg, size_t len);
+
+/*
+ * Counters per non-root uid (issue 14's per-uid caps), a chained hash of
+ * counters freed at zero; total: all of them.  The owner locks.  (ctl_handles.c; fs/ uses them for its caps too.)
+ */
+#define FS_UID_BUCKETS	256u
+struct fs_uid_count;
+struct fs_uid_counts {
+	struct fs_uid_count *tab[FS_UID_BUCKETS];
+	uint32_t total;
+};
+uint32_t fs_uid_count(const struct fs_uid_counts *uc, uid_t uid);	/* 0 for root */
+/* n more (or fewer, n < 0) for uid; root is never counted.  -ENOMEM. */
+int fs_uid_count_add(struct fs_uid_counts *uc, uid_t uid, long n);
+/* Every counter's (uid, n), for checkers; stops at fn's nonzero return. */
+int fs_uid_count_each(const struct fs_uid_counts *uc, int (*fn)(uid_t uid, uint32_t n, void *arg),
+		      void *arg);
+void fs_uid_counts_clear(struct fs_uid_counts *uc);
+/* What the caps' 0 means: 1% of the host's RAM in units of unit bytes, in min..max. */
+unsigned int fs_host_share(uint64_t unit, unsigned int min, unsigned int max);
 
 #endif

@@ -61,6 +61,7 @@ struct handle {
 	uint32_t next;			/* hash chain or free list: index + 1, 0 = end */
 	uint32_t lru_prev, lru_next;	/* its group's list, index + 1 */
 	struct lru_group *grp;		/* a reclaimable object's: its objcg's list */
+	struct obj_cgroup *objcg;	/* charged for the entry (NULL: not accounted) */
 	uint8_t kind;
 	uint8_t state;
 	uint8_t on_lru;
@@ -122,6 +123,19 @@ static uint64_t nr_orphans;		/* recorded so far (the ring's head) */
 static _Atomic uint64_t forget_seq;	/* ctl_forget() calls so far */
 
 static struct shrinker ctl_shrinker;
+
+/*
+ * Per-uid counters (util.c): handle_uids, live and reserved entries
+ * (fs.max_handles_per_uid), whose total may not take the entries kept for
+ * root (ROOT_RESERVE); session_uids, open sessions (fs.max_sessions_per_uid).
+ */
+#define ROOT_RESERVE	(CTL_MAX_HANDLES / 16)
+static struct fs_uid_counts handle_uids;	/* table lock */
+static uint32_t max_per_uid = CTL_MAX_HANDLES;
+/* open sessions per non-root uid (fs.max_sessions_per_uid) */
+static pthread_mutex_t session_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct fs_uid_counts session_uids;
+static uint32_t max_sessions_per_uid = UINT32_MAX;
 
 static inline struct handle *H(uint32_t idx)
 {
@@ -351,10 +365,25 @@ static void set_state(struct handle *h, uint8_t state)
 	h->state = state;
 }
 
-/* The entry's memory is gone: unindex, bump the generation, free it. */
-static void entry_free(uint32_t idx)
+static inline uint32_t uid_count_of(struct fs_uid_counts *uc, uint32_t uid)
+{
+	return fs_uid_count(uc, (uid_t)uid);
+}
+
+static inline int uid_count_add(struct fs_uid_counts *uc, uint32_t uid, long n)
+{
+	return fs_uid_count_add(uc, (uid_t)uid, n);
+}
+
+/*
+ * The entry's memory is gone: unindex, bump the generation, free it.
+ * Returns the objcg its bytes are to be uncharged from, after the table
+ * lock is dropped (memcg is never called under it).
+ */
+static struct obj_cgroup *entry_free(uint32_t idx)
 {
 	struct handle *h = H(idx);
+	struct obj_cgroup *objcg = h->objcg;
 
 	index_del(idx);
 	if (h->on_lru)
@@ -365,9 +394,12 @@ static void entry_free(uint32_t idx)
 	}
 	if (h->cc)
 		ctl_cache_put(h->cc);
+	(void)uid_count_add(&handle_uids, h->uid, -1);
 	h->addr = NULL;
 	h->cache = NULL;
 	h->cc = NULL;
+	h->objcg = NULL;
+	h->uid = 0;
 	h->kind = CTL_KIND_NONE;
 	h->state = ST_FREE;
 	atomic_store_explicit(&h->forgotten, 0, memory_order_relaxed);
@@ -377,6 +409,86 @@ static void entry_free(uint32_t idx)
 	free_head = idx + 1;
 	nr_free++;
 	nr_live--;
+	return objcg;
+}
+
+size_t ctl_handle_bytes(void)
+{
+	/* the entry and its share of the address index (at most a bucket) */
+	return sizeof(struct handle) + sizeof(uint32_t);
+}
+
+unsigned int ctl_handles_max_per_uid(void)
+{
+	return max_per_uid;
+}
+
+void ctl_handles_set_max_per_uid(unsigned int max)
+{
+	pthread_mutex_lock(&tab_lock);
+	max_per_uid = max ? max : CTL_MAX_HANDLES;
+	pthread_mutex_unlock(&tab_lock);
+}
+
+static unsigned long count_locked(pthread_mutex_t *lock, struct fs_uid_counts *uc, uid_t uid)
+{
+	unsigned long n;
+
+	pthread_mutex_lock(lock);
+	n = fs_uid_count(uc, uid);
+	pthread_mutex_unlock(lock);
+	return n;
+}
+
+unsigned long ctl_handles_nr_uid(uid_t uid)
+{
+	return count_locked(&tab_lock, &handle_uids, uid);
+}
+
+unsigned int fs_host_share(uint64_t unit, unsigned int min, unsigned int max)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+	uint64_t n = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz / 100 / unit : 0;
+
+	return n < min ? min : n > max ? max : (unsigned int)n;
+}
+
+void ctl_sessions_set_max_per_uid(unsigned int max)
+{
+	pthread_mutex_lock(&session_lock);
+	max_sessions_per_uid = max ? max : UINT32_MAX;
+	pthread_mutex_unlock(&session_lock);
+}
+
+int ctl_sessions_get(uid_t uid)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&session_lock);
+	if (uid && uid_count_of(&session_uids, (uint32_t)uid) >= max_sessions_per_uid)
+		ret = -EMFILE;
+	else
+		ret = uid_count_add(&session_uids, (uint32_t)uid, 1);
+	pthread_mutex_unlock(&session_lock);
+	return ret;
+}
+
+void ctl_sessions_put(uid_t uid)
+{
+	pthread_mutex_lock(&session_lock);
+	(void)uid_count_add(&session_uids, (uint32_t)uid, -1);
+	pthread_mutex_unlock(&session_lock);
+}
+
+unsigned long ctl_sessions_nr_uid(uid_t uid)
+{
+	return count_locked(&session_lock, &session_uids, uid);
+}
+
+/* Uncharge n entries' bytes from objcg (outside the table lock). */
+static void uncharge_entries(struct obj_cgroup *objcg, unsigned int n)
+{
+	memcg_kmem_uncharge_bytes(objcg, (size_t)n * ctl_handle_bytes());
 }
 
 int ctl_handles_init(void)
@@ -427,36 +539,58 @@ void ctl_handles_exit(void)
 		free(g);
 	}
 	memset(group_hash, 0, sizeof(group_hash));
+	fs_uid_counts_clear(&handle_uids);
 	atomic_store(&forget_seq, 0);
 	nr_orphans = 0;
 	memset(orphans, 0, sizeof(orphans));
 	pthread_mutex_unlock(&tab_lock);
 }
 
-int ctl_handles_reserve(unsigned int n, uint64_t *seq)
+int ctl_handles_reserve(unsigned int n, uid_t uid, gfp_t gfp, uint64_t *seq,
+			struct obj_cgroup **objcg)
 {
+	uint32_t u = (uint32_t)uid;
 	int ret = 0;
 
+	*objcg = NULL;
 	pthread_mutex_lock(&tab_lock);
-	while (nr_free < nr_reserved + n) {
+	if (u && uid_count_of(&handle_uids, u) + (uint64_t)n > max_per_uid)
+		ret = -EDQUOT;
+	else if (u && handle_uids.total + (uint64_t)n > CTL_MAX_HANDLES - ROOT_RESERVE)
+		ret = -ENOSPC;
+	while (!ret && nr_free < nr_reserved + n) {
 		ret = grow_chunk();
 		if (ret)
-			break;
+			ret = nr_entries >= CTL_MAX_HANDLES ? -ENOSPC : ret;
 	}
+	if (!ret)
+		ret = uid_count_add(&handle_uids, u, n);
 	if (!ret)
 		nr_reserved += n;
 	*seq = atomic_load_explicit(&forget_seq, memory_order_relaxed);
 	pthread_mutex_unlock(&tab_lock);
+	if (ret)
+		return ret;
+	/* the entries are the caller's kernel memory: charged before use */
+	ret = memcg_kmem_charge_bytes(gfp, (size_t)n * ctl_handle_bytes(), objcg);
+	if (ret) {
+		pthread_mutex_lock(&tab_lock);
+		nr_reserved -= n;
+		(void)uid_count_add(&handle_uids, u, -(long)n);
+		pthread_mutex_unlock(&tab_lock);
+	}
 	return ret;
 }
 
-void ctl_handles_unreserve(unsigned int n)
+void ctl_handles_unreserve(unsigned int n, uid_t uid, struct obj_cgroup *objcg)
 {
 	if (!n)
 		return;
 	pthread_mutex_lock(&tab_lock);
 	nr_reserved -= n;
+	(void)uid_count_add(&handle_uids, (uint32_t)uid, -(long)n);
 	pthread_mutex_unlock(&tab_lock);
+	uncharge_entries(objcg, n);
 }
 
 bool ctl_handles_quiet_since(uint64_t seq)
@@ -484,18 +618,20 @@ static bool orphaned_since(const void *addr, uint64_t seq)
 
 int ctl_handles_publish(void *addr, enum ctl_kind kind, struct kmem_cache *cache,
 			uint64_t page_id, struct ctl_cache *cc, bool reclaimable,
-			uid_t uid, uint64_t seq, uint64_t *token)
+			struct obj_cgroup *objcg, uid_t uid, uint64_t seq, uint64_t *token)
 {
+	struct obj_cgroup *stale[4];
+	unsigned int nstale = 0;
 	struct lru_group *grp = NULL;
 	struct handle *h;
 	uint32_t idx, i;
+	int ret = 0;
 
 	pthread_mutex_lock(&tab_lock);
-	nr_reserved--;
 	if (atomic_load_explicit(&forget_seq, memory_order_relaxed) != seq &&
 	    orphaned_since(addr, seq)) {
-		pthread_mutex_unlock(&tab_lock);
-		return -ESTALE;
+		ret = -ESTALE;
+		goto unreserve;
 	}
 	/*
 	 * A live entry at the same address lost its memory without a
@@ -506,18 +642,25 @@ int ctl_handles_publish(void *addr, enum ctl_kind kind, struct kmem_cache *cache
 		struct handle *o = H(i - 1);
 		uint32_t next = o->next;
 
-		if (o->addr == addr && o->state == ST_LIVE)
-			entry_free(i - 1);
+		if (o->addr == addr && o->state == ST_LIVE) {
+			struct obj_cgroup *oc = entry_free(i - 1);
+
+			if (nstale < 4)
+				stale[nstale++] = oc;
+			else
+				uncharge_entries(oc, 1);	/* never expected */
+		}
 		i = next;
 	}
 	/* the objcg is the object's for good: its list now, or no handle */
 	if (reclaimable) {
 		grp = group_get(alloc_obj_objcg(addr));
 		if (!grp) {
-			pthread_mutex_unlock(&tab_lock);
-			return -ENOMEM;
+			ret = -ENOMEM;
+			goto unreserve;
 		}
 	}
+	nr_reserved--;
 	idx = free_head - 1;		/* reserved: the free list has it */
 	h = H(idx);
 	free_head = h->next;
@@ -529,6 +672,7 @@ int ctl_handles_publish(void *addr, enum ctl_kind kind, struct kmem_cache *cache
 	else
 		h->cache = cache;
 	h->cc = cc;
+	h->objcg = objcg;
 	h->uid = (uint32_t)uid;
 	h->kind = (uint8_t)kind;
 	h->on_lru = 0;
@@ -545,7 +689,17 @@ int ctl_handles_publish(void *addr, enum ctl_kind kind, struct kmem_cache *cache
 	if (cc)
 		atomic_fetch_add(&cc->refs, 1);
 	pthread_mutex_unlock(&tab_lock);
-	return 0;
+	goto out;
+unreserve:
+	/* the reservation is spent: its count and its charge go back */
+	nr_reserved--;
+	(void)uid_count_add(&handle_uids, (uint32_t)uid, -1);
+	pthread_mutex_unlock(&tab_lock);
+	uncharge_entries(objcg, 1);
+out:
+	while (nstale)
+		uncharge_entries(stale[--nstale], 1);
+	return ret;
 }
 
 /* The entry a token names if it is live (or busy), else NULL. */
@@ -638,6 +792,7 @@ static int claim_or_check(const uint64_t *tokens, unsigned int n, unsigned int k
 		else
 			out[nc].cache = h->cache;
 		out[nc].forgotten = &h->forgotten;
+		out[nc].objcg = h->objcg;
 		nc++;
 	}
 	if (ret)
@@ -686,6 +841,7 @@ unsigned int ctl_handles_claim_live(const uint64_t *tokens, unsigned int n,
 		else
 			out[nc].cache = h->cache;
 		out[nc].forgotten = &h->forgotten;
+		out[nc].objcg = h->objcg;
 		nc++;
 	}
 	pthread_mutex_unlock(&tab_lock);
@@ -731,12 +887,22 @@ bool ctl_handles_commit(const uint64_t *tokens, unsigned int n)
 
 void ctl_handles_release(const struct ctl_claim *c, unsigned int n)
 {
+	unsigned int run = 0;
+
 	if (!n)
 		return;
 	pthread_mutex_lock(&tab_lock);
 	for (unsigned int i = 0; i < n; i++)
-		entry_free(c[i].idx);
+		(void)entry_free(c[i].idx);
 	pthread_mutex_unlock(&tab_lock);
+	/* the claims kept each entry's objcg: uncharged in runs of one objcg */
+	for (unsigned int i = 0; i < n; i++) {
+		run++;
+		if (i + 1 == n || c[i + 1].objcg != c[i].objcg) {
+			uncharge_entries(c[i].objcg, run);
+			run = 0;
+		}
+	}
 }
 
 unsigned long ctl_handles_nr_live(void)
@@ -751,6 +917,8 @@ unsigned long ctl_handles_nr_live(void)
 
 void ctl_forget(const void *addr)
 {
+	struct obj_cgroup *gone[4];
+	unsigned int ngone = 0;
 	uint32_t i;
 	bool found = false;
 
@@ -766,9 +934,14 @@ void ctl_forget(const void *addr)
 
 		if (h->addr == addr) {
 			found = true;
-			if (h->state == ST_LIVE)
-				entry_free(i - 1);
-			else	/* a request is freeing it: it must not any more */
+			if (h->state == ST_LIVE) {
+				struct obj_cgroup *oc = entry_free(i - 1);
+
+				if (ngone < 4)
+					gone[ngone++] = oc;
+				else
+					uncharge_entries(oc, 1);	/* never expected */
+			} else	/* a request is freeing it: it must not any more */
 				atomic_store(&h->forgotten, 1);
 		}
 		i = next;
@@ -781,6 +954,8 @@ void ctl_forget(const void *addr)
 		orphans[r].seq = atomic_load_explicit(&forget_seq, memory_order_relaxed);
 	}
 	pthread_mutex_unlock(&tab_lock);
+	while (ngone)
+		uncharge_entries(gone[--ngone], 1);
 }
 
 /* ---- the shrinker: reclaim takes reclaimable objects, oldest first ---- */
@@ -853,6 +1028,7 @@ static unsigned long ctl_shrink_scan(struct shrinker *sh, struct mem_cgroup *mem
 				c[n].addr = h->addr;
 				c[n].cache = h->cache;
 				c[n].forgotten = &h->forgotten;
+				c[n].objcg = h->objcg;
 				n++;
 			}
 		}
@@ -889,10 +1065,19 @@ unsigned long ctl_handles_nr_reclaimable(void)
 }
 
 /* ---- the invariant checker (check_fail: alloc.h) ---- */
+static int sum_counts(uid_t uid, uint32_t n, void *arg)
+{
+	if (!n || !uid)
+		return 1;
+	*(uint32_t *)arg += n;
+	return 0;
+}
+
 /* Table lock held. */
 static int check_locked(char *msg, size_t len)
 {
 	uint32_t live = 0, free_n = 0, indexed = 0, on_lru = 0, lists = 0, named = 0, refs = 0;
+	uint32_t nonroot_live = 0, counted = 0;
 
 	for (uint32_t idx = 0; idx < nr_entries; idx++) {
 		const struct handle *h = H(idx);
@@ -903,6 +1088,7 @@ static int check_locked(char *msg, size_t len)
 			continue;
 		}
 		live++;
+		nonroot_live += h->uid != 0;
 		if (h->on_lru) {
 			on_lru++;
 			if (!h->grp)
@@ -961,6 +1147,14 @@ static int check_locked(char *msg, size_t len)
 	if (named != refs)
 		return check_fail(msg, len, "%u handles name a shrinker list, the lists count %u",
 				  named, refs);
+	if (fs_uid_count_each(&handle_uids, sum_counts, &counted))
+		return check_fail(msg, len, "a uid counted with no handles, or root counted");
+	/* the counts are the live entries of non-root uids and their reservations */
+	if (counted != handle_uids.total || handle_uids.total < nonroot_live ||
+	    handle_uids.total > nonroot_live + nr_reserved)
+		return check_fail(msg, len, "non-root uids: %u live handles, %u reserved in all, "
+				  "the uid counts sum to %u (total %u)", nonroot_live, nr_reserved,
+				  counted, handle_uids.total);
 	return 0;
 }
 
@@ -1126,4 +1320,79 @@ void ctl_cache_exit(void)
 	}
 	nr_caches = 0;
 	pthread_mutex_unlock(&cache_lock);
+}
+
+/* ---- counters per non-root uid ---- */
+struct fs_uid_count {
+	struct fs_uid_count *next;
+	uid_t uid;
+	uint32_t n;
+};
+
+static struct fs_uid_count **uid_slot(struct fs_uid_counts *uc, uid_t uid)
+{
+	struct fs_uid_count **pp =
+		&uc->tab[((uint32_t)uid * 0x9e3779b9u) >> 24 & (FS_UID_BUCKETS - 1)];
+
+	while (*pp && (*pp)->uid != uid)
+		pp = &(*pp)->next;
+	return pp;
+}
+
+uint32_t fs_uid_count(const struct fs_uid_counts *uc, uid_t uid)
+{
+	const struct fs_uid_count *u = uid ? *uid_slot((struct fs_uid_counts *)uc, uid) : NULL;
+
+	return u ? u->n : 0;
+}
+
+int fs_uid_count_add(struct fs_uid_counts *uc, uid_t uid, long n)
+{
+	struct fs_uid_count **pp, *u;
+
+	if (uid == 0)
+		return 0;
+	pp = uid_slot(uc, uid);
+	u = *pp;
+	if (!u) {
+		if (n <= 0)
+			return 0;
+		u = calloc(1, sizeof(*u));
+		if (!u)
+			return -ENOMEM;
+		u->uid = uid;
+		*pp = u;
+	}
+	u->n = (uint32_t)((long)u->n + n);
+	uc->total = (uint32_t)((long)uc->total + n);
+	if (!u->n) {
+		*pp = u->next;
+		free(u);
+	}
+	return 0;
+}
+
+int fs_uid_count_each(const struct fs_uid_counts *uc, int (*fn)(uid_t uid, uint32_t n, void *arg),
+		      void *arg)
+{
+	for (unsigned int b = 0; b < FS_UID_BUCKETS; b++)
+		for (const struct fs_uid_count *u = uc->tab[b]; u; u = u->next) {
+			int ret = fn(u->uid, u->n, arg);
+
+			if (ret)
+				return ret;
+		}
+	return 0;
+}
+
+void fs_uid_counts_clear(struct fs_uid_counts *uc)
+{
+	for (unsigned int b = 0; b < FS_UID_BUCKETS; b++)
+		while (uc->tab[b]) {
+			struct fs_uid_count *u = uc->tab[b];
+
+			uc->tab[b] = u->next;
+			free(u);
+		}
+	uc->total = 0;
 }

@@ -60,18 +60,46 @@ struct ctl_claim {
 		uint64_t page_id;		/* pages: memcg's allocation id */
 	};
 	_Atomic uint8_t *forgotten;	/* set by ctl_forget meanwhile: do not free */
+	struct obj_cgroup *objcg;	/* charged for the entry: release uncharges it */
 };
 
 int ctl_handles_init(void);
 void ctl_handles_exit(void);
 
 /*
- * ctl_handles_reserve - reserve n entries for publish (-ENOMEM: table full)
- * before allocating, and take the forget sequence (*seq) to give to
- * publish and quiet_since.  Unreserve what was not published.
+ * ctl_handles_reserve - reserve n entries for uid's publish before
+ * allocating, and take the forget sequence (*seq) to give to publish and
+ * quiet_since.  The entries are the daemon's memory kept for the caller:
+ * ctl_handle_bytes() each, charged to memcg's current task (the caller)
+ * with gfp as an accounted kernel object (*objcg: where the charge went,
+ * NULL if not accounted; give it to publish and unreserve).
+ * -EDQUOT: a non-root uid would hold more than fs.max_handles_per_uid live
+ * and reserved entries; -ENOSPC: the table is full (non-root uids together
+ * may not take the last CTL_MAX_HANDLES / 16 entries, kept for root);
+ * -ENOMEM: no memory for a chunk of entries, or the charge failed
+ * (memory.max).  Unreserve what was not published.
  */
-int ctl_handles_reserve(unsigned int n, uint64_t *seq);
-void ctl_handles_unreserve(unsigned int n);
+int ctl_handles_reserve(unsigned int n, uid_t uid, gfp_t gfp, uint64_t *seq,
+			struct obj_cgroup **objcg);
+void ctl_handles_unreserve(unsigned int n, uid_t uid, struct obj_cgroup *objcg);
+/* Bytes of the daemon's memory a handle costs (what reserve charges). */
+size_t ctl_handle_bytes(void);
+/* fs.max_handles_per_uid (0: no cap but the table's); root has none. */
+void ctl_handles_set_max_per_uid(unsigned int max);
+unsigned int ctl_handles_max_per_uid(void);
+/* A non-root uid's live and reserved handles (0 for root). */
+unsigned long ctl_handles_nr_uid(uid_t uid);
+
+/*
+ * Open sessions (memcgfs.ctl file descriptions) per non-root uid:
+ * ctl_sessions_get counts one more, or -EMFILE past fs.max_sessions_per_uid
+ * (0: no cap); -ENOMEM if the uid's counter cannot be made.  Root is
+ * never counted.
+ */
+void ctl_sessions_set_max_per_uid(unsigned int max);
+int ctl_sessions_get(uid_t uid);
+void ctl_sessions_put(uid_t uid);
+unsigned long ctl_sessions_nr_uid(uid_t uid);
 /* No ctl_forget() at all since seq (then the published handles are live). */
 bool ctl_handles_quiet_since(uint64_t seq);
 
@@ -81,6 +109,8 @@ bool ctl_handles_quiet_since(uint64_t seq);
  * of a ctl cache, cc (the handle takes a reference); pages with their
  * allocation id (memcg_page_id), which memcg_free_pages checks.  A reclaimable object (its cache has SLAB_RECLAIM_ACCOUNT) becomes
  * the shrinker's only when its request commits.
+ * objcg, uid: reserve's.  The reservation is spent either way (a failed
+ * publish gives back its count and charge).
  * Returns 0 and the token, or -ESTALE when memcg already freed the memory
  * (ctl_forget of addr since seq, before it was published): the caller must
  * not free it; or -ENOMEM when a reclaimable object's shrinker list could
@@ -88,7 +118,7 @@ bool ctl_handles_quiet_since(uint64_t seq);
  */
 int ctl_handles_publish(void *addr, enum ctl_kind kind, struct kmem_cache *cache,
 			uint64_t page_id, struct ctl_cache *cc, bool reclaimable,
-			uid_t uid, uint64_t seq, uint64_t *token);
+			struct obj_cgroup *objcg, uid_t uid, uint64_t seq, uint64_t *token);
 
 /*
  * ctl_handles_claim - validate a request's handles whole and take them.

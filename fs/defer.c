@@ -40,6 +40,8 @@ static bool defer_running, defer_stopping;
 static struct fs_waitq *woken;		/* queues to ask again */
 static struct fs_defer *timers;		/* by deadline */
 static uint64_t next_id = 1;
+static struct fs_uid_counts waiting_uids;	/* defer_lock */
+static uint32_t max_waiting_per_uid = UINT32_MAX;
 
 /*
  * The registry of waiting requests by id, for the interrupt callback: a
@@ -113,7 +115,21 @@ static bool unlink_locked(struct fs_defer *d)
 			d->next->prev = d->prev;
 	}
 	d->next = d->prev = NULL;
+	if (d->counted) {
+		(void)fs_uid_count_add(&waiting_uids, d->uid, -1);
+		d->counted = false;
+	}
 	return true;
+}
+
+unsigned int defer_set_max_waiting_per_uid(unsigned int max)
+{
+	if (!max)
+		max = fs_host_share(1024, 1024, 1048576);
+	pthread_mutex_lock(&defer_lock);
+	max_waiting_per_uid = max;
+	pthread_mutex_unlock(&defer_lock);
+	return max;
 }
 
 static void defer_interrupt(fuse_req_t req, void *data)
@@ -159,6 +175,21 @@ static bool defer_register(struct fs_defer *d, struct fs_waitq *wq,
 		pthread_mutex_unlock(&defer_lock);
 		d->complete(d, -ESHUTDOWN);
 		return false;
+	}
+	/* a throttle's timer is the daemon's own delay: never refused */
+	d->counted = false;
+	if (wq || work) {
+		const struct fuse_ctx *ctx = d->req ? fuse_req_ctx(d->req) : NULL;
+		uid_t uid = ctx ? ctx->uid : 0;
+
+		if (uid && (fs_uid_count(&waiting_uids, uid) >= max_waiting_per_uid ||
+			    fs_uid_count_add(&waiting_uids, uid, 1))) {
+			pthread_mutex_unlock(&defer_lock);
+			d->complete(d, -EAGAIN);
+			return false;
+		}
+		d->uid = uid;
+		d->counted = uid != 0;
 	}
 	*id = d->id = next_id++;
 	d->linked = true;
@@ -412,4 +443,7 @@ void defer_exit(void)
 		d->complete(d, -ESHUTDOWN);
 	}
 	defer_running = false;
+	pthread_mutex_lock(&defer_lock);
+	fs_uid_counts_clear(&waiting_uids);
+	pthread_mutex_unlock(&defer_lock);
 }

@@ -74,6 +74,7 @@ int fs_kstrtoint(const char *s, int *out);
 /* Read a small file whole (NUL-terminated); returns length or -errno. */
 ssize_t fs_read_file(const char *path, char *buf, size_t len);
 
+
 /* ---- the file table (files.c) ---- */
 enum fs_ftype {
 	FT_CORE,	/* cgroup core file: files.c's show/write */
@@ -210,6 +211,13 @@ int cgroup_user_slice(uid_t uid, gid_t gid, struct cgroup **out);
 
 int tree_init(const struct memcgfs_config *conf);
 void tree_exit(void);
+/*
+ * fs.max_cgroups_per_uid: live cgroups a non-root uid may have made (mkdir
+ * EDQUOT past it; counted by the maker, file_uid, whoever owns them
+ * later); 0 chooses 1% of the host's RAM at 16 KiB a cgroup (at least
+ * 1024).  Returns the cap in force.
+ */
+unsigned int tree_set_max_cgroups_per_uid(unsigned int max);
 void cgroup_get(struct cgroup *cg);
 void cgroup_put(struct cgroup *cg);
 /* A live child by name; fs_tree_lock held. */
@@ -338,6 +346,12 @@ extern pthread_rwlock_t procs_lock;
 
 int procs_init(bool use_connector);
 void procs_exit(void);
+/*
+ * procs_set_pidfd_budget - how many pidfds (processes and threads) tracking
+ * may hold; past it a new process stays untracked, said in the log
+ * (procs.c: untracked_nofile).
+ */
+void procs_set_pidfd_budget(long budget);
 /* Start the tracker thread (after daemonising). */
 int procs_start(void);
 void procs_stop(void);
@@ -502,6 +516,8 @@ struct fs_defer {
 	bool pinned;			/* being registered: nobody completes it yet */
 	bool interrupted;		/* an interrupt came while pinned */
 	void (*work)(struct fs_defer *d);	/* defer_run's */
+	uid_t uid;			/* counted for fs.max_waiting_per_uid */
+	bool counted;
 	_Atomic bool stop;		/* defer_run: interrupted or shutting down */
 };
 struct fs_waitq {
@@ -512,6 +528,13 @@ struct fs_waitq {
 };
 int defer_init(void);
 void defer_exit(void);
+/*
+ * fs.max_waiting_per_uid: requests of one non-root uid set aside with a wait
+ * queue or on a thread of their own (not a throttle's timer) at once; past
+ * it, complete(d, -EAGAIN) at once.  0 chooses 1% of the host's RAM at 1 KiB
+ * a request (at least 1024).  Returns the cap in force.
+ */
+unsigned int defer_set_max_waiting_per_uid(unsigned int max);
 /* Set d aside; complete() will be called exactly once (maybe already inside). */
 void defer_wait(struct fs_defer *d, struct fs_waitq *wq);
 /* Ask the waiters of wq again (cheap: any thread, any lock). */

@@ -242,14 +242,32 @@ static void xattr_write(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 {
 	unsigned int idx;
 	struct cgroup *cg = nodeid_cgroup(ino, &idx);
-	int err;
+	struct proc *p = NULL;
+	int err = 0;
 
+	if (!remove) {
+		/* the attribute is the setter's kernel memory (simple_xattr: accounted) */
+		struct fs_caller who;
+
+		fs_caller_init(&who, req);
+		err = procs_caller(&who, &p, NULL);
+		if (err) {
+			fuse_reply_err(req, -err);
+			return;
+		}
+	}
 	pthread_rwlock_rdlock(&fs_tree_lock);
 	err = xattr_node(req, cg, idx, name, 2);
-	if (!err)
-		err = remove ? fs_xattr_remove(cg, idx, name) :
-			       fs_xattr_set(cg, idx, name, value, size, flags);
+	if (!err && remove) {
+		err = fs_xattr_remove(cg, idx, name);
+	} else if (!err) {
+		memcg_set_current(p->task);
+		err = fs_xattr_set(cg, idx, name, value, size, flags);
+		memcg_set_current(NULL);
+	}
 	pthread_rwlock_unlock(&fs_tree_lock);
+	if (p)
+		proc_put(p);
 	fuse_reply_err(req, -err);
 }
 

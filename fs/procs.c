@@ -44,6 +44,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -175,6 +176,50 @@ static uint64_t boottime_ns(void)
 static int pidfd_open(pid_t pid, unsigned int flags)
 {
 	return (int)syscall(SYS_pidfd_open, pid, flags);
+}
+
+/*
+ * pidfds held (processes' and threads') against their budget: RLIMIT_NOFILE
+ * less what the daemon needs besides (procs_set_pidfd_budget), so that a
+ * fork storm never takes the descriptors requests need (/proc reads, FUSE,
+ * the control file, real memory's statm files).  The last eighth is kept
+ * for the processes a request names (its caller, a cgroup.procs write):
+ * what forks and scans find stops short of it, so a storm leaves room for
+ * other clients.
+ */
+static _Atomic long nr_pidfds;
+static _Atomic long pidfd_budget = LONG_MAX;
+
+void procs_set_pidfd_budget(long budget)
+{
+	atomic_store(&pidfd_budget, budget);
+}
+
+static int pidfd_get(pid_t pid, unsigned int flags, bool requested)
+{
+	long budget = atomic_load(&pidfd_budget);
+	int fd, e;
+
+	if (!requested)
+		budget -= budget / 8;
+	if (atomic_fetch_add(&nr_pidfds, 1) >= budget) {
+		atomic_fetch_sub(&nr_pidfds, 1);
+		errno = EMFILE;
+		return -1;
+	}
+	fd = pidfd_open(pid, flags);
+	if (fd < 0) {
+		e = errno;
+		atomic_fetch_sub(&nr_pidfds, 1);
+		errno = e;
+	}
+	return fd;
+}
+
+static void pidfd_put(int fd)
+{
+	close(fd);
+	atomic_fetch_sub(&nr_pidfds, 1);
 }
 
 static int pidfd_send_signal(int fd, int sig)
@@ -353,28 +398,63 @@ static struct cgroup *live_cgroup(struct cgroup *cg)
 /*
  * proc_track - start tracking pid in cg.  st, when given, is what /proc
  * said: the pid must still be that process once we hold its pidfd.
+ * requested: a request names it (its caller, a cgroup.procs write), which
+ * may use the pidfds kept for that.
  * fs_tree_lock (read) and procs_lock (write) held.
  */
-static struct proc *proc_track(pid_t pid, struct cgroup *cg, const struct pstat *st, int *err)
+/*
+ * Out of descriptors for a pidfd (a fork storm past RLIMIT_NOFILE): the
+ * process stays untracked, in the defined state of every process memcgfs
+ * has not seen yet: not in any cgroup.procs, looked up again through its
+ * ancestors (resolve_unseen) whenever it makes a request or is written to
+ * a cgroup.procs, charged then as a member of its first tracked ancestor's
+ * cgroup only once it can be tracked, and never signalled (no pidfd).
+ * Said in the log at the first refusal and then at most every 10 s, with
+ * how many since.
+ */
+static void untracked_nofile(pid_t pid, int err)
+{
+	static _Atomic uint64_t last_ns;
+	static _Atomic unsigned long refused;
+	unsigned long n = atomic_fetch_add(&refused, 1) + 1;
+	uint64_t now = fs_now_ns(), last = atomic_load(&last_ns);
+	struct rlimit rl;
+
+	if (last && now - last < 10 * 1000000000ull)
+		return;
+	if (!atomic_compare_exchange_strong(&last_ns, &last, now))
+		return;
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		rl.rlim_cur = 0;
+	fs_warn("process tracking: no file descriptor left for a pidfd (%s, RLIMIT_NOFILE %lu): "
+		"pid %d and any other new process stay untracked (not in cgroup.procs, never "
+		"signalled) until a descriptor is free; %lu refused so far", strerror(-err),
+		(unsigned long)rl.rlim_cur, (int)pid, n);
+}
+
+static struct proc *proc_track(pid_t pid, struct cgroup *cg, const struct pstat *st, bool requested,
+			       int *err)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 	struct pstat now;
 	struct proc *p;
-	int fd = pidfd_open(pid, 0);
+	int fd = pidfd_get(pid, 0, requested);
 
 	if (fd < 0) {
 		*err = errno == ESRCH || errno == EINVAL ? -ESRCH : -errno;
+		if (*err == -EMFILE || *err == -ENFILE)
+			untracked_nofile(pid, *err);
 		return NULL;
 	}
 	if (read_pstat(pid, &now) || (st && now.start != st->start) || now.state == 'Z' ||
 	    now.state == 'X') {
-		close(fd);
+		pidfd_put(fd);
 		*err = -ESRCH;
 		return NULL;
 	}
 	p = calloc(1, sizeof(*p));
 	if (!p) {
-		close(fd);
+		pidfd_put(fd);
 		*err = -ENOMEM;
 		return NULL;
 	}
@@ -385,7 +465,7 @@ static struct proc *proc_track(pid_t pid, struct cgroup *cg, const struct pstat 
 	memcpy(p->comm, now.comm, sizeof(p->comm));
 	p->task = memcg_task_create(pid, cgroup_memcg(cg));
 	if (!p->task) {
-		close(fd);
+		pidfd_put(fd);
 		free(p);
 		*err = -ENOMEM;
 		return NULL;
@@ -423,7 +503,7 @@ static void proc_exit_locked(struct proc *p)
 		}
 	}
 	epoll_ctl(epfd, EPOLL_CTL_DEL, p->pidfd, NULL);
-	close(p->pidfd);
+	pidfd_put(p->pidfd);
 	p->pidfd = -1;
 	threads_unplace_all(p);
 	for (; *pp; pp = &(*pp)->hash_next) {
@@ -448,7 +528,7 @@ static void tid_drop_locked(struct tid_ent *t)
 	}
 	if (t->pidfd >= 0) {
 		epoll_ctl(epfd, EPOLL_CTL_DEL, t->pidfd, NULL);
-		close(t->pidfd);
+		pidfd_put(t->pidfd);
 	}
 	proc_put(t->p);
 	free(t);
@@ -524,7 +604,7 @@ static struct proc *proc_lookup_or_track(pid_t pid, int *err)
 		*err = -ESRCH;
 		return NULL;
 	}
-	return proc_track(pid, resolve_unseen(&st), &st, err);
+	return proc_track(pid, resolve_unseen(&st), &st, true, err);
 }
 
 static void proc_move_locked(struct proc *p, struct cgroup *dst);
@@ -590,7 +670,7 @@ int procs_caller(const struct fs_caller *who, struct proc **out, char comm[16])
 	pthread_rwlock_wrlock(&procs_lock);
 	p = proc_lookup_or_track(tgid, &err);
 	if (p && tgid != tid && !tid_find(tid) && pidfd_thread_ok) {
-		int fd = pidfd_open(tid, PIDFD_THREAD);
+		int fd = pidfd_get(tid, PIDFD_THREAD, true);
 
 		if (fd < 0 && errno == EINVAL) {
 			/* a kernel before 6.9: no thread pidfds, no cache */
@@ -610,7 +690,7 @@ int procs_caller(const struct fs_caller *who, struct proc **out, char comm[16])
 				tid_table[(unsigned int)tid % TABLE_SIZE] = n;
 			} else {
 				free(n);
-				close(fd);
+				pidfd_put(fd);
 			}
 		}
 	}
@@ -686,7 +766,7 @@ static void connector_fork(const struct proc_event *ev, uint64_t mono_to_boot)
 	cg = live_cgroup(proc_cgroup_at(parent, ev->timestamp_ns + mono_to_boot));
 	if (cg == fs_root)
 		return;
-	proc_track(child, cg, NULL, &err);
+	proc_track(child, cg, NULL, false, &err);
 }
 
 static void connector_event(const struct proc_event *ev, uint64_t mono_to_boot)
@@ -803,7 +883,7 @@ static void procs_rescan(void)
 			continue;
 		cg = resolve_unseen(&st);
 		if (cg != fs_root)
-			proc_track(pid, cg, &st, &err);
+			proc_track(pid, cg, &st, false, &err);
 	}
 	pthread_rwlock_unlock(&procs_lock);
 	pthread_rwlock_unlock(&fs_tree_lock);
@@ -1035,7 +1115,7 @@ static void pin_children(struct proc *p, struct cgroup *src)
 			if (end == s)
 				break;
 			if (c > 0 && !proc_find(c))
-				proc_track(c, src, NULL, &err);
+				proc_track(c, src, NULL, false, &err);
 		}
 	}
 	closedir(d);
@@ -1164,7 +1244,7 @@ int procs_move(struct cgroup *dst, const struct fs_caller *who, const struct fs_
 	if (!p) {
 		if (src == dst && dst == fs_root)
 			goto out_procs;
-		p = proc_track(tgid, src, &st, &err);
+		p = proc_track(tgid, src, &st, true, &err);
 		if (!p)
 			goto out_procs;
 	}

@@ -333,8 +333,8 @@ static void trace_complete(struct fs_defer *d, int why)
 	size_t n;
 
 	if (why) {
-		/* interrupted by a signal, or shutting down */
-		fuse_reply_err(d->req, EINTR);
+		/* interrupted by a signal, shutting down, or fs.max_waiting_per_uid (EAGAIN) */
+		fuse_reply_err(d->req, why == -EAGAIN ? EAGAIN : EINTR);
 		free(w);
 		return;
 	}
@@ -422,9 +422,13 @@ static void trace_event(void *arg)
 int rootfiles_open(struct fs_handle *h)
 {
 	switch (h->file->type) {
-	case FT_CTL:
-		h->ctl = ctl_session_new();
-		return h->ctl ? 0 : -ENOMEM;
+	case FT_CTL: {
+		int err;
+
+		/* past fs.max_sessions_per_uid: EMFILE (not logged: a client could flood it) */
+		h->ctl = ctl_session_open(h->uid, &err);
+		return h->ctl ? 0 : err;
+	}
 	case FT_TRACE_PIPE:
 		trace_cursor_init(&h->cursor, false);
 		if (h->cursor.seq < atomic_load(&trace_consumed))

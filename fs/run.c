@@ -214,6 +214,7 @@ int fs_run(struct fs_options *o)
 	char *end;
 	unsigned long ctl_mode;
 	int ready_fd = -1, err, status = 1;
+	unsigned int max_handles, max_sessions, max_cgroups, max_waiting;
 
 	fs_log_init(o->debug);
 	if (strcmp(o->conf.fs.root_subtree_control, "memory") &&
@@ -256,6 +257,10 @@ int fs_run(struct fs_options *o)
 		goto out_machine;
 	}
 	memcg_set_free_notify(ctl_forget);
+	max_handles = ctl_set_max_handles_per_uid(o->conf.fs.max_handles_per_uid);
+	max_sessions = ctl_set_max_sessions_per_uid(o->conf.fs.max_sessions_per_uid);
+	max_cgroups = tree_set_max_cgroups_per_uid(o->conf.fs.max_cgroups_per_uid);
+	max_waiting = defer_set_max_waiting_per_uid(o->conf.fs.max_waiting_per_uid);
 	err = fs_files_init();
 	if (err) {
 		fs_err("too many files for a directory: %s", strerror(-err));
@@ -322,6 +327,33 @@ int fs_run(struct fs_options *o)
 	else
 		fs_info("per-CPU fast paths: the slot locks (rseq off: %u CPU slots, the kernel's "
 			"possible CPUs %ld)", alloc_nr_cpus(), sysconf(_SC_NPROCESSORS_CONF));
+	fs_info("fs.max_handles_per_uid: %u live memcgfs.ctl handles per non-root uid%s",
+		max_handles, o->conf.fs.max_handles_per_uid ? "" : " (1% of the host's RAM)");
+	fs_info("fs.max_sessions_per_uid: %u open memcgfs.ctl files per non-root uid%s",
+		max_sessions, o->conf.fs.max_sessions_per_uid ? "" : " (1% of the host's RAM)");
+	fs_info("fs.max_cgroups_per_uid: %u live cgroups made per non-root uid%s",
+		max_cgroups, o->conf.fs.max_cgroups_per_uid ? "" : " (1% of the host's RAM)");
+	fs_info("fs.max_waiting_per_uid: %u requests set aside per non-root uid%s",
+		max_waiting, o->conf.fs.max_waiting_per_uid ? "" : " (1% of the host's RAM)");
+	{
+		struct rlimit rl;
+		long cur, budget;
+
+		/*
+		 * raise_nofile() asked for the hard limit: say what it got.  One
+		 * fd budget: real memory's statm files a quarter (realmem.c),
+		 * 128 for the daemon's own (FUSE, /proc reads, the control
+		 * file's clients' work), the rest pidfds of tracked processes.
+		 */
+		cur = getrlimit(RLIMIT_NOFILE, &rl) ? 1024 : (long)rl.rlim_cur;
+		budget = cur - 128 - (o->conf.memcg.real_memory ? cur / 4 : 0);
+		if (budget < 16)
+			budget = 16;
+		procs_set_pidfd_budget(budget);
+		fs_info("RLIMIT_NOFILE: %ld of a hard limit of %ld: %ld pidfds of tracked processes%s, "
+			"128 kept for the daemon", cur, (long)rl.rlim_max, budget,
+			o->conf.memcg.real_memory ? ", a quarter for real memory's statm files" : "");
+	}
 	/* systemd's Type=notify: the mount serves from here on */
 	sd_notifyf(0, "READY=1\nSTATUS=mounted on %s", o->mountpoint);
 

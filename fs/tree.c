@@ -31,6 +31,9 @@
 pthread_rwlock_t fs_tree_lock = PTHREAD_RWLOCK_INITIALIZER;
 struct cgroup *fs_root;
 bool fs_user_slices;
+/* live cgroups made by each non-root uid (fs.max_cgroups_per_uid), fs_tree_lock */
+static struct fs_uid_counts made_by;
+static uint32_t max_cgroups_per_uid = UINT32_MAX;
 
 static _Atomic uint64_t next_id = 1;
 
@@ -451,12 +454,22 @@ int cgroup_mkdir(struct cgroup *parent, const char *name, mode_t mode, uid_t uid
 			goto out_unlock;
 		}
 	}
+	/* fs.max_cgroups_per_uid: what one user makes the daemon keep */
+	if (uid && fs_uid_count(&made_by, uid) >= max_cgroups_per_uid) {
+		err = -EDQUOT;
+		goto out_unlock;
+	}
 	if (name_table_count + 1 > name_table_size / 2 && name_table_grow()) {
+		err = -ENOMEM;
+		goto out_unlock;
+	}
+	if (fs_uid_count_add(&made_by, uid, 1)) {
 		err = -ENOMEM;
 		goto out_unlock;
 	}
 	cg = cgroup_alloc(name);
 	if (!cg) {
+		(void)fs_uid_count_add(&made_by, uid, -1);
 		err = -ENOMEM;
 		goto out_unlock;
 	}
@@ -465,6 +478,7 @@ int cgroup_mkdir(struct cgroup *parent, const char *name, mode_t mode, uid_t uid
 		err = mem_cgroup_create(parent->memcg, &memcg);
 		if (err) {
 			cgroup_free(cg);
+			(void)fs_uid_count_add(&made_by, uid, -1);
 			goto out_unlock;
 		}
 	}
@@ -531,6 +545,7 @@ int cgroup_rmdir(struct cgroup *parent, const char *name)
 	}
 	cg->removed = true;
 	unlink_child(cg);
+	(void)fs_uid_count_add(&made_by, cg->file_uid, -1);	/* its maker's, for good */
 	for (a = parent; a; a = a->parent)
 		a->nr_descendants--;
 	if (cgroup_is_threaded(cg))
@@ -854,6 +869,16 @@ int tree_init(const struct memcgfs_config *conf)
 	return 0;
 }
 
+unsigned int tree_set_max_cgroups_per_uid(unsigned int max)
+{
+	if (!max)
+		max = fs_host_share(16384, 1024, 1048576);
+	pthread_rwlock_wrlock(&fs_tree_lock);
+	max_cgroups_per_uid = max;
+	pthread_rwlock_unlock(&fs_tree_lock);
+	return max;
+}
+
 /* parent/name, made (owned by uid:gid) if it is not there yet. */
 static int child_or_mkdir(struct cgroup *parent, const char *name, uid_t uid, gid_t gid,
 			  struct cgroup **out)
@@ -922,6 +947,7 @@ void tree_exit(void)
 	pthread_rwlock_wrlock(&fs_tree_lock);
 	tree_free_subtree(fs_root);
 	cgroup_set_memcg(fs_root, NULL);
+	fs_uid_counts_clear(&made_by);
 	pthread_rwlock_unlock(&fs_tree_lock);
 	cgroup_put(fs_root);
 	fs_root = NULL;

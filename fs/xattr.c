@@ -20,6 +20,12 @@
  * them.  So what an unprivileged client can attach is bounded by the nodes
  * it may write: about 160 KiB a node.
  *
+ * An attribute is charged, as the kernel's simple_xattr allocation
+ * (GFP_KERNEL_ACCOUNT), to the task memcg's current is (the setter's:
+ * fs/ops.c sets it), its whole allocation as slab of that cgroup, bounded
+ * by its memory.max (ENOMEM), and uncharged when it goes (removed,
+ * replaced, its node gone).  Nobody's task: not charged (the unit tests).
+ *
  * A node's attributes are dropped when it goes: the cgroup when it is
  * freed, memory.* files when their memcg goes (-memory, threaded: the
  * kernel removes those kernfs nodes).  Hidden *.pressure files keep theirs
@@ -46,6 +52,8 @@
 struct fs_xattr {
 	struct fs_xattr *next;		/* the cgroup's, by (idx, name) */
 	unsigned int idx;		/* the node: 0 the directory, else 1 + its file index */
+	struct obj_cgroup *objcg;	/* charged its allocation (NULL: nobody) */
+	size_t charged;
 	size_t size;
 	char *value;
 	char name[];
@@ -99,6 +107,15 @@ static struct fs_xattr **xattr_find(struct cgroup *cg, unsigned int idx, const c
 	return pp;
 }
 
+/* Outside xattr_lock (a leaf): its charge goes back with it. */
+static void xattr_free(struct fs_xattr *x)
+{
+	if (!x)
+		return;
+	memcg_kmem_uncharge_bytes(x->objcg, x->charged);
+	free(x);
+}
+
 int fs_xattr_set(struct cgroup *cg, unsigned int idx, const char *name, const void *value,
 		 size_t size, int flags)
 {
@@ -117,6 +134,11 @@ int fs_xattr_set(struct cgroup *cg, unsigned int idx, const char *name, const vo
 	x = malloc(sizeof(*x) + len + 1 + size);
 	if (!x)
 		return -ENOMEM;
+	x->charged = sizeof(*x) + len + 1 + size;
+	if (memcg_kmem_charge_bytes(GFP_KERNEL_ACCOUNT, x->charged, &x->objcg)) {
+		free(x);
+		return -ENOMEM;
+	}
 	memcpy(x->name, name, len + 1);
 	x->value = x->name + len + 1;
 	if (size)
@@ -155,7 +177,7 @@ int fs_xattr_set(struct cgroup *cg, unsigned int idx, const char *name, const vo
 	x = old;		/* freed below */
 out_unlock:
 	pthread_mutex_unlock(&xattr_lock);
-	free(x);
+	xattr_free(x);
 	return err;
 }
 
@@ -174,7 +196,7 @@ int fs_xattr_remove(struct cgroup *cg, unsigned int idx, const char *name)
 		*pp = x->next;
 	}
 	pthread_mutex_unlock(&xattr_lock);
-	free(x);
+	xattr_free(x);
 	return found ? 0 : -ENODATA;
 }
 
@@ -248,6 +270,6 @@ void fs_xattr_drop(struct cgroup *cg, unsigned int flags)
 		struct fs_xattr *x = gone;
 
 		gone = x->next;
-		free(x);
+		xattr_free(x);
 	}
 }

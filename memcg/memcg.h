@@ -176,6 +176,20 @@ int memcg_mark_page_accessed(struct page *page, uint64_t id);
  */
 void memcg_set_free_notify(void (*fn)(const void *addr));
 
+/*
+ * memcg_kmem_charge_bytes - charge size bytes of the daemon's own memory,
+ * kept outside the arena for an object the current task made (memcgfs.ctl's
+ * handle entries), to current's objcg as the kernel charges an accounted
+ * kernel object: through the obj_stock, in kernel and slab_unreclaimable
+ * of memory.stat, bounded by memory.max (reclaim, OOM, -ENOMEM as gfp
+ * says).  *objcgp: what memcg_kmem_uncharge_bytes takes back the same
+ * bytes from, NULL when nothing was charged (a task of the root cgroup, or
+ * no current task: not accounted, as in the kernel).  The charged bytes
+ * keep the objcg alive, as an object's do.
+ */
+int memcg_kmem_charge_bytes(gfp_t gfp, size_t size, struct obj_cgroup **objcgp);
+void memcg_kmem_uncharge_bytes(struct obj_cgroup *objcg, size_t size);
+
 /* ---- drain ---- */
 /*
  * memcg_drain - drain every CPU's memcg and obj stock, then return the

@@ -786,6 +786,26 @@ void __memcg_slab_free_hook(struct kmem_cache *s, struct obj_cgroup *objcg,
 	slab_uncharge_slow(objcg, full_size, reclaimable, nid);
 }
 
+int memcg_kmem_charge_bytes(gfp_t gfp, size_t size, struct obj_cgroup **objcgp)
+{
+	struct obj_cgroup *objcg = current_obj_cgroup();
+	struct slabobj_ext ext;
+
+	*objcgp = NULL;
+	if (!objcg || !size)
+		return 0;
+	if (slab_charge_slow(objcg, gfp, &ext, (unsigned int)size, false, 0))
+		return -ENOMEM;
+	*objcgp = objcg;
+	return 0;
+}
+
+void memcg_kmem_uncharge_bytes(struct obj_cgroup *objcg, size_t size)
+{
+	if (objcg && size)
+		slab_uncharge_slow(objcg, (unsigned int)size, false, 0);
+}
+
 int __memcg_kmem_charge_page(struct page *page, gfp_t gfp, unsigned int order)
 {
 	struct obj_cgroup *objcg = current_obj_cgroup();

@@ -137,17 +137,17 @@ static unsigned int nr_published, cap_published;
 
 int __real_ctl_handles_publish(void *addr, enum ctl_kind kind, struct kmem_cache *cache,
 			       uint64_t page_id, struct ctl_cache *cc, bool reclaimable,
-			       uid_t uid, uint64_t seq, uint64_t *token);
+			       struct obj_cgroup *objcg, uid_t uid, uint64_t seq, uint64_t *token);
 int __wrap_ctl_handles_publish(void *addr, enum ctl_kind kind, struct kmem_cache *cache,
 			       uint64_t page_id, struct ctl_cache *cc, bool reclaimable,
-			       uid_t uid, uint64_t seq, uint64_t *token);
+			       struct obj_cgroup *objcg, uid_t uid, uint64_t seq, uint64_t *token);
 
 int __wrap_ctl_handles_publish(void *addr, enum ctl_kind kind, struct kmem_cache *cache,
 			       uint64_t page_id, struct ctl_cache *cc, bool reclaimable,
-			       uid_t uid, uint64_t seq, uint64_t *token)
+			       struct obj_cgroup *objcg, uid_t uid, uint64_t seq, uint64_t *token)
 {
-	int r = __real_ctl_handles_publish(addr, kind, cache, page_id, cc, reclaimable, uid, seq,
-					   token);
+	int r = __real_ctl_handles_publish(addr, kind, cache, page_id, cc, reclaimable, objcg, uid,
+					   seq, token);
 
 	if (!r) {
 		/* the harness's bookkeeping, not the code under test (test/fault) */

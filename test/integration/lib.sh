@@ -17,6 +17,9 @@ set -u
 : "${MCGTOOL:?MCGTOOL must name the mcgtool binary}"
 
 T_NAME=$(basename "$0" .sh)
+# The daemon's entry for one memcgfs.ctl handle, charged to the caller as
+# slab (ctl_handle_bytes(): the table entry and its share of the index)
+ENTRY=76
 T_FAILED=0
 T_COUNT=0
 DPID=

@@ -32,9 +32,9 @@ eq "drain: ok" "OK ok" "$(echo "$OUT" | sed -n 2p)"
 HANDLES=$(echo "$OUT" | head -n1 | cut -d' ' -f3-)
 match "memory.current of the cgroup: whole pages" "^[1-9][0-9]*$" "$(cat "$MNT/a/b/memory.current")"
 eq "memory.current is a multiple of 4096" "0" "$(( $(cat "$MNT/a/b/memory.current") % 4096 ))"
-eq "memory.stat slab_unreclaimable: 10 x (1024 + 8)" "10320" "$(stat_of a/b slab_unreclaimable)"
-eq "memory.stat slab" "10320" "$(stat_of a/b slab)"
-eq "hierarchical: the parent counts it" "10320" "$(( $(stat_of a slab) - BASE_SLAB ))"
+eq "memory.stat slab_unreclaimable: 10 x (1024 + 8) and 10 handle entries" "$((10320 + 10 * ENTRY))" "$(stat_of a/b slab_unreclaimable)"
+eq "memory.stat slab" "$((10320 + 10 * ENTRY))" "$(stat_of a/b slab)"
+eq "hierarchical: the parent counts it" "$((10320 + 10 * ENTRY))" "$(( $(stat_of a slab) - BASE_SLAB ))"
 match "slabinfo: the kmalloc-cg-1k cache" "^kmalloc-cg-1k +[1-9]" "$(cat "$MNT/slabinfo")"
 OUT=$(bash -c 'exec "$1" ctl "$2" "kfree $3" drain' _ "$MCGTOOL" "$CTL" "$HANDLES")
 eq "kfree from another process (the root): ok" "$(printf 'OK ok\nOK ok')" "$OUT"
@@ -46,7 +46,7 @@ eq "a stale handle: EINVAL, nothing changes" "EINVAL" "$(bash -c 'exec "$1" ctl 
 # the ioctl
 match "ioctl: kmalloc x4 batch" "^alloc done=2 failed=0 error=0$" "$(ctl_in a/b whoami >/dev/null; bash -c 'echo $$ > "$1/a/b/cgroup.procs"; exec "$2" ioctl "$3"' _ "$MNT" "$MCGTOOL" "$CTL" | head -n1)"
 OUT=$(bash -c 'echo $$ > "$1/a/b/cgroup.procs"; exec "$2" ioctl "$3" "sed -n s/^slab_unreclaimable\ //p $1/a/b/memory.stat"' _ "$MNT" "$MCGTOOL" "$CTL")
-eq "ioctl: 4 x (64 + 8) charged while held" "288" "$(echo "$OUT" | sed -n 2p)"
+eq "ioctl: 4 x (64 + 8) and their entries charged while held" "$((288 + 4 * ENTRY))" "$(echo "$OUT" | sed -n 2p)"
 eq "ioctl: free batch" "free done=2 failed=0 error=0" "$(echo "$OUT" | sed -n 3p)"
 eq "ioctl: stale handles: EINVAL" "stale error=EINVAL" "$(echo "$OUT" | sed -n 4p)"
 eq "ioctl: a malformed batch fails whole: EINVAL" "badversion EINVAL" "$(echo "$OUT" | sed -n 5p)"

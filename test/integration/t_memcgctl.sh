@@ -107,7 +107,7 @@ eq "kmalloc -n 10: exit 0" 0 "$ST"
 eq "... ten handles, one per line" 10 "$(printf '%s\n' "$OUT" | grep -Ec '^[0-9a-f]{16}$')"
 H=$OUT
 "$MC" drain
-eq "memory.stat of a/b: 10 x (1024 + 8) of slab" 10320 "$(stat_of a/b slab_unreclaimable)"
+eq "memory.stat of a/b: 10 x (1024 + 8) and 10 handle entries of slab" $((10320 + 10 * ENTRY)) "$(stat_of a/b slab_unreclaimable)"
 mc kfree - <<<"$H"
 eq "kfree - (handles from stdin): exit 0, no output" "0:" "$ST:$OUT"
 "$MC" drain
@@ -122,7 +122,7 @@ ok "... valid JSON" json_ok "$OUT"
 mc kmalloc 8 GFP_KERNEL_ACCOUNT -n 2500 --batch -g a/b
 eq "kmalloc -n 2500 --batch (three operations, one ioctl call): 2500 handles" "0:2500" "$ST:$(printf '%s\n' "$OUT" | grep -c .)"
 "$MC" drain
-eq "... charged to a/b: 2500 x (8 + 8)" 40000 "$(stat_of a/b slab_unreclaimable)"
+eq "... charged to a/b: 2500 x (8 + 8) and 2500 handle entries" $((2500 * (16 + ENTRY))) "$(stat_of a/b slab_unreclaimable)"
 mc kfree --batch - <<<"$OUT"
 eq "kfree --batch of 2500" 0 "$ST"
 "$MC" drain
@@ -212,9 +212,11 @@ for i in $(seq 1 40); do [ "$(stat_of a/b anon)" = 0 ] && break; sleep 0.05; don
 eq "... and its anon pages go with it" 0 "$(stat_of a/b anon)"
 # Over its limit in two requests (1024 + 976 pages), the OOM killer frees
 # the pages memcgctl itself took in the first: the handles it printed for
-# them are stale, and it says so (exit 1).
+# them are stale, and it says so (exit 1).  (4M and 152K: the pages of the
+# first request and the entries of both, 19 pages each, fill it exactly, so
+# that the second request's first page meets the limit)
 mkdir "$MNT/oomhold"
-echo 4M >"$MNT/oomhold/memory.max"
+echo $((4096 * 1024 + 152 * 1024)) >"$MNT/oomhold/memory.max"
 mc alloc-pages anon -n 2000 -g oomhold
 eq "alloc-pages over the limit: every handle printed, exit 1" "1:2000" \
 	"$ST:$(printf '%s\n' "$OUT" | grep -c .)"
@@ -245,7 +247,8 @@ eq "run -g of no cgroup: exit 1" 1 "$ST"
 
 # ---- tree ----
 mkdir "$MNT/x" "$MNT/y"
-# vmalloc pages: charged, neither reclaimable nor the task's
+# vmalloc pages: charged, neither reclaimable nor the task's; their handle
+# entries take a kernel page more
 "$MC" alloc-pages vmalloc -n 8 -g x >/dev/null
 "$MC" alloc-pages vmalloc -n 2 -g y >/dev/null
 echo 64M >"$MNT/x/memory.max"
@@ -258,14 +261,14 @@ eq "tree: exit 0" 0 "$ST"
 match "tree: the header" "^CGROUP +CURRENT +PEAK +HIGH +MAX +EVENTS$" "$OUT"
 match "tree: the root" "^/ +- +- +- +- +-$" "$OUT"
 match "tree: a and its child b" "^\|-a .*"$'\n'"\| +\`-b " "$OUT"
-match "tree: x with sizes for people" "^\|-x +32K +[0-9.]+K +32M +64M +-$" "$OUT"
-match "tree: y's limit and its events" "^\`-y +8.0K +[0-9.]+K +max +12K +max=[1-9][0-9]* oom=[1-9]" "$OUT"
+match "tree: x with sizes for people" "^\|-x +36K +[0-9.]+K +32M +64M +-$" "$OUT"
+match "tree: y's limit and its events" "^\`-y +12K +[0-9.]+K +max +12K +max=[1-9][0-9]* oom=[1-9]" "$OUT"
 mc tree --bytes x
 eq "tree --bytes CGROUP: that subtree, exact bytes" "CGROUP  CURRENT     PEAK     HIGH      MAX  EVENTS" "$(printf '%s\n' "$OUT" | head -n1)"
-match "... x in bytes" "^/x +32768 +[0-9]+ +33554432 +67108864 +-$" "$OUT"
+match "... x in bytes" "^/x +36864 +[0-9]+ +33554432 +67108864 +-$" "$OUT"
 mc tree --json
 ok "tree --json: valid JSON" json_ok "$OUT"
-match "tree --json: nested, limits as numbers or \"max\"" '"cgroup":"/x","current":32768,"peak":[0-9]+,"high":33554432,"max":67108864,' "$OUT"
+match "tree --json: nested, limits as numbers or \"max\"" '"cgroup":"/x","current":36864,"peak":[0-9]+,"high":33554432,"max":67108864,' "$OUT"
 match "tree --json: children" '"cgroup":"/a",.*"children":\[\{"cgroup":"/a/b"' "$OUT"
 mc tree nosuch
 eq "tree of no cgroup: exit 1" 1 "$ST"
@@ -276,14 +279,14 @@ eq "tree of no cgroup: exit 1" 1 "$ST"
 mc stat a/b
 eq "stat: exit 0" 0 "$ST"
 eq "stat: the cgroup first" "/a/b" "$(printf '%s\n' "$OUT" | head -n1)"
-match "stat: byte items for people" "^  slab_unreclaimable +10K$" "$OUT"
+match "stat: byte items for people" "^  slab_unreclaimable +11K$" "$OUT"
 match "stat: counts as counts" "^  pgfault +0$" "$OUT"
-match "stat: the slab share of memory.current" "^slab share: [0-9.]+% of memory.current \(slab 10K of 12K\)$" "$OUT"
+match "stat: the slab share of memory.current" "^slab share: [0-9.]+% of memory.current \(slab 11K of 12K\)$" "$OUT"
 mc stat --bytes a/b
-match "stat --bytes" "^  slab_unreclaimable +10320$" "$OUT"
+match "stat --bytes" "^  slab_unreclaimable +$((10320 + 10 * ENTRY))$" "$OUT"
 mc stat --json a/b
 ok "stat --json: valid JSON" json_ok "$OUT"
-match "stat --json: items, current and the share" '^\{"cgroup":"/a/b","current":12288,"stat":\{"anon":0,.*"slab":10320,.*\},"slab":10320,"slab_share":0\.8[0-9]*\}$' "$OUT"
+match "stat --json: items, current and the share" '^\{"cgroup":"/a/b","current":12288,"stat":\{"anon":0,.*"slab":'$((10320 + 10 * ENTRY))',.*\},"slab":'$((10320 + 10 * ENTRY))',"slab_share":0\.9[0-9]*\}$' "$OUT"
 "$MC" kfree - <"$TMP/h10"
 mc stat
 eq "stat without CGROUP: exit 2" 2 "$ST"
@@ -301,7 +304,7 @@ mc top -b -n 2 -d 0.2 x
 eq "top -n 2 CGROUP: two frames of that subtree" 2 "$(printf '%s\n' "$OUT" | grep -c '^/x ')"
 mc top --json -n 1
 ok "top --json: valid JSON" json_ok "$OUT"
-match "top --json: an array sorted by current" '^\[\{"cgroup":"/x","current":32768,' "$OUT"
+match "top --json: an array sorted by current" '^\[\{"cgroup":"/x","current":36864,' "$OUT"
 mc top -d 0
 eq "top -d 0: exit 2" 2 "$ST"
 
@@ -316,16 +319,16 @@ if command -v tmux >/dev/null; then
 		sleep 0.1
 	done
 	match "top under tmux: the title" "^memcgctl top - $MNT - [0-9:]+ - [0-9]+ cgroups - q: quit" "$(cat "$TMP/pane")"
-	match "top under tmux: the rows" "^/x +32K " "$(cat "$TMP/pane")"
+	match "top under tmux: the rows" "^/x +36K " "$(cat "$TMP/pane")"
 	echo max >"$MNT/y/memory.max"
 	"$MC" alloc-pages vmalloc -n 16 -g y >/dev/null
 	"$MC" drain
 	for i in $(seq 1 40); do
 		$TM capture-pane -p -t top >"$TMP/pane" 2>/dev/null
-		grep -q '^/y  *72K ' "$TMP/pane" && break
+		grep -q '^/y  *76K ' "$TMP/pane" && break
 		sleep 0.1
 	done
-	eq "top under tmux: refreshed, y now first (72K)" "/y:72K /x:32K" \
+	eq "top under tmux: refreshed, y now first (76K)" "/y:76K /x:36K" \
 		"$(awk '$1 == "/x" || $1 == "/y" { printf "%s%s:%s", s, $1, $2; s = " " }' "$TMP/pane")"
 	$TM send-keys -t top q
 	for i in $(seq 1 40); do

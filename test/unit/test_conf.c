@@ -119,6 +119,10 @@ static const struct key keys[] = {
 	{ KEY(memcg, charge_batch), 64, "16", 16, "1", "127", "0", "128" },
 	{ KEY(memcg, real_interval), 200, "1000", 1000, "10", "60000", "9", "60001" },
 	{ KEY(fs, threads), 10, "4", 4, "1", "1024", "0", "1025" },
+	{ KEY(fs, max_handles_per_uid), 0, "4096", 4096, "0", "16777216", NULL, "16777217" },
+	{ KEY(fs, max_sessions_per_uid), 0, "64", 64, "0", "1048576", NULL, "1048577" },
+	{ KEY(fs, max_cgroups_per_uid), 0, "100", 100, "0", "1048576", NULL, "1048577" },
+	{ KEY(fs, max_waiting_per_uid), 0, "32", 32, "0", "1048576", NULL, "1048577" },
 	{ KEY(trace, buffer_events), 65536, "1024", 1024,
 	  "16", "16777216", "15", "16777217" },
 };
@@ -163,6 +167,10 @@ static void other_config(struct memcgfs_config *c)
 	assert_int_equal(conf_set(c, "root_subtree_control", "", NULL, 0), 0);
 	c->fs.allow_other = false;
 	c->fs.user_slices = true;
+	c->fs.max_handles_per_uid = 1000;
+	c->fs.max_sessions_per_uid = 10;
+	c->fs.max_cgroups_per_uid = 20;
+	c->fs.max_waiting_per_uid = 30;
 	c->trace.buffer_events = 4096;
 	assert_int_equal(conf_validate(c, NULL, 0), 0);
 }
@@ -877,6 +885,10 @@ static void test_format(void **state)
 		"root_subtree_control = memory\n"
 		"allow_other = true\n"
 		"user_slices = false\n"
+		"max_handles_per_uid = 0\n"
+		"max_sessions_per_uid = 0\n"
+		"max_cgroups_per_uid = 0\n"
+		"max_waiting_per_uid = 0\n"
 		"\n"
 		"[trace]\n"
 		"buffer_events = 65536\n";

@@ -34,6 +34,8 @@
 
 #define MIB		(1024ul * 1024ul)
 #define PG		4096ul
+/* the kernel pages n handles' entries take (charged to their caller) */
+#define ENTRY_PAGES(n)	(((n) * ctl_handle_bytes() + PG - 1) / PG)
 
 static struct mem_cgroup *child;
 static struct memcg_task *t_alice, *t_bob, *t_root, *t_rootcg;
@@ -383,26 +385,35 @@ static void test_kmalloc_charges(void **state)
 {
 	uint64_t h[16];
 	struct snap s0;
-	unsigned long long u0, r0;
+	unsigned long long u0, r0, k0;
 
 	(void)state;
 	snap_take(&s0);
+	k0 = stat_of("kernel");
 	u0 = stat_of("slab_unreclaimable");
 	r0 = stat_of("slab_reclaimable");
 
-	/* GFP_KERNEL (the default) is not accounted */
+	/*
+	 * GFP_KERNEL (the default) is not accounted, but the daemon's entry
+	 * for each handle is, as an accounted kernel object of the caller:
+	 * 4 entries' bytes of slab, on one charged kernel page
+	 */
 	OK(&alice, "kmalloc 1000 x4");
 	assert_int_equal(reply_handles(h, 16), 4);
 	memcg_drain();
+	assert_int_equal(stat_of("slab_unreclaimable"), u0 + 4 * ctl_handle_bytes());
+	assert_int_equal(stat_of("kernel"), k0 + PG);
+	assert_int_equal(mem_cgroup_usage_pages(child), s0.usage + 1);
+	OK(&alice, "kfree %016llx %016llx %016llx %016llx", H(h[0]), H(h[1]), H(h[2]), H(h[3]));
+	memcg_drain();
 	assert_int_equal(stat_of("slab_unreclaimable"), u0);
 	assert_int_equal(mem_cgroup_usage_pages(child), s0.usage);
-	OK(&alice, "kfree %016llx %016llx %016llx %016llx", H(h[0]), H(h[1]), H(h[2]), H(h[3]));
 
 	OK(&alice, "kmalloc 1000 GFP_KERNEL_ACCOUNT x10");
 	assert_int_equal(reply_handles(h, 16), 10);
 	memcg_drain();
 	assert_true(stat_of("slab_unreclaimable") >= u0 + 10 * 1024);
-	assert_true(stat_of("slab_unreclaimable") <= u0 + 10 * (1024 + 64));
+	assert_true(stat_of("slab_unreclaimable") <= u0 + 10 * (1024 + 64 + ctl_handle_bytes()));
 	assert_true(mem_cgroup_usage_pages(child) >= s0.usage + 3);
 	for (int i = 0; i < 10; i++)
 		OK(&alice, "kfree %016llx", H(h[i]));
@@ -557,7 +568,7 @@ static void test_alloc_pages(void **state)
 		assert_int_equal(reply_handles(h, 4), 2);
 		memcg_drain();
 		assert_int_equal(stat_of(types[i].key), v0 + 4 * PG);
-		assert_int_equal(mem_cgroup_usage_pages(child), u0 + 4);
+		assert_int_equal(mem_cgroup_usage_pages(child), u0 + 4 + ENTRY_PAGES(2));
 		ERR(&alice, EINVAL, "kfree %016llx", H(h[0]));		/* wrong kind */
 		OK(&alice, "free_pages %016llx %016llx", H(h[0]), H(h[1]));
 		memcg_drain();
@@ -569,7 +580,7 @@ static void test_alloc_pages(void **state)
 	OK(&alice, "alloc_pages file order=10");
 	h[1] = one_handle();
 	memcg_drain();
-	assert_int_equal(mem_cgroup_usage_pages(child), s0.usage + 1 + 1024);
+	assert_int_equal(mem_cgroup_usage_pages(child), s0.usage + 1 + 1024 + ENTRY_PAGES(2));
 	OK(&alice, "kmalloc 64");
 	h[2] = one_handle();
 	ERR(&alice, EINVAL, "free_pages %016llx", H(h[2]));		/* an object */
@@ -862,6 +873,130 @@ static void test_racing_frees(void **state)
 }
 
 /* ------------------------------------------------------------------ */
+/* What a client makes the daemon keep: charged and capped (issue 14)   */
+
+/* A non-root uid's live handles stop at fs.max_handles_per_uid: EDQUOT. */
+static void test_handles_per_uid(void **state)
+{
+	uint64_t h[16], hb[4], hr[16];
+	struct snap s0;
+
+	(void)state;
+	snap_take(&s0);
+	assert_int_equal(ctl_set_max_handles_per_uid(10), 10);
+	OK(&alice, "kmalloc 64 x8");
+	assert_int_equal(reply_handles(h, 16), 8);
+	assert_int_equal(ctl_handles_nr_uid(1000), 8);
+	/* all or nothing: 3 more would be 11 */
+	ERR(&alice, EDQUOT, "kmalloc 64 x3");
+	assert_non_null(strstr(reply, "uid 1000 would hold more than 10 live handles"));
+	assert_non_null(strstr(reply, "fs.max_handles_per_uid"));
+	ERR(&alice, EDQUOT, "alloc_pages anon x3");
+	ERR(&alice, EDQUOT, "kmem_cache_alloc kmalloc-64 x3");
+	assert_int_equal(ctl_handles_nr_uid(1000), 8);
+	assert_int_equal(ctl_handles_nr_live(), 8);
+	/* the same uid from another cgroup counts the same */
+	OK(&rootcg, "kmalloc 64 x2");
+	assert_int_equal(reply_handles(&h[8], 8), 2);
+	ERR(&rootcg, EDQUOT, "kmalloc 64");
+	/* other users are not held back, nor is root */
+	OK(&bob, "kmalloc 64 x4");
+	assert_int_equal(reply_handles(hb, 4), 4);
+	OK(&rootu, "kmalloc 64 x16");
+	assert_int_equal(reply_handles(hr, 16), 16);
+	assert_int_equal(ctl_handles_nr_uid(0), 0);
+	/* a free makes room again */
+	OK(&alice, "kfree %016llx %016llx", H(h[0]), H(h[1]));
+	assert_int_equal(ctl_handles_nr_uid(1000), 8);
+	OK(&alice, "kmalloc 64 x2");
+	assert_int_equal(reply_handles(h, 2), 2);
+	ERR(&alice, EDQUOT, "kmalloc 64");
+	check_invariants();
+	for (int i = 0; i < 10; i++)
+		OK(&alice, "kfree %016llx", H(h[i]));
+	for (int i = 0; i < 4; i++)
+		OK(&bob, "kfree %016llx", H(hb[i]));
+	for (int i = 0; i < 16; i++)
+		OK(&rootu, "kfree %016llx", H(hr[i]));
+	assert_int_equal(ctl_handles_nr_uid(1000), 0);
+	assert_int_equal(ctl_handles_nr_uid(1001), 0);
+	ctl_set_max_handles_per_uid(CTL_MAX_HANDLES);
+	SAME_ACCT(&s0);
+}
+
+/* The entries are bounded by the caller's memory.max, objects or not. */
+static void test_handle_entries_charged(void **state)
+{
+	uint64_t h[1024];
+	struct snap s0;
+	char lim[32];
+
+	(void)state;
+	snap_take(&s0);
+	/* room for 8 more pages: 1024 entries of unaccounted objects need more */
+	assert_true(ENTRY_PAGES(1024) > 8);
+	snprintf(lim, sizeof(lim), "%lu", (s0.usage + 8) * PG);
+	set_max(lim);
+	ERR(&alice, ENOMEM, "kmalloc 8 x1024");
+	assert_non_null(strstr(reply, "no memory to charge 1024 handles' entries"));
+	SAME_ACCT(&s0);
+	assert_int_equal(ctl_handles_nr_uid(1000), 0);
+	/* what fits works, its entries charged */
+	OK(&alice, "kmalloc 8 x64");
+	assert_int_equal(reply_handles(h, 1024), 64);
+	memcg_drain();
+	assert_int_equal(mem_cgroup_usage_pages(child), s0.usage + ENTRY_PAGES(64));
+	/* a root-cgroup task of the same uid charges nobody */
+	OK(&rootcg, "kmalloc 8 x960");
+	assert_int_equal(reply_handles(&h[64], 1024 - 64), 960);
+	memcg_drain();
+	assert_int_equal(mem_cgroup_usage_pages(child), s0.usage + ENTRY_PAGES(64));
+	set_max("max");
+	for (int i = 0; i < 1024; i++)
+		OK(&alice, "kfree %016llx", H(h[i]));
+	SAME_ACCT(&s0);
+}
+
+/* Open sessions per non-root uid stop at fs.max_sessions_per_uid: EMFILE. */
+static void test_sessions_per_uid(void **state)
+{
+	struct ctl_session *s[4];
+	int err = 0;
+
+	(void)state;
+	assert_int_equal(ctl_set_max_sessions_per_uid(2), 2);
+	s[0] = ctl_session_open(1000, &err);
+	s[1] = ctl_session_open(1000, &err);
+	assert_non_null(s[0]);
+	assert_non_null(s[1]);
+	assert_int_equal(ctl_sessions_nr_uid(1000), 2);
+	assert_null(ctl_session_open(1000, &err));
+	assert_int_equal(err, -EMFILE);
+	assert_int_equal(ctl_sessions_nr_uid(1000), 2);
+	/* another uid, and root, are not held back */
+	s[2] = ctl_session_open(1001, &err);
+	assert_non_null(s[2]);
+	s[3] = ctl_session_open(0, &err);
+	assert_non_null(s[3]);
+	ctl_session_free(s[3]);
+	s[3] = ctl_session_open(0, &err);
+	assert_non_null(s[3]);
+	/* a close makes room */
+	ctl_session_free(s[0]);
+	assert_int_equal(ctl_sessions_nr_uid(1000), 1);
+	s[0] = ctl_session_open(1000, &err);
+	assert_non_null(s[0]);
+	for (int i = 0; i < 4; i++)
+		ctl_session_free(s[i]);
+	assert_int_equal(ctl_sessions_nr_uid(1000), 0);
+	assert_int_equal(ctl_sessions_nr_uid(1001), 0);
+	/* 0: the host's share, at least 1024 */
+	assert_true(ctl_set_max_sessions_per_uid(0) >= 1024);
+	assert_true(ctl_set_max_handles_per_uid(0) >= 65536);
+	ctl_set_max_handles_per_uid(CTL_MAX_HANDLES);
+}
+
+/* ------------------------------------------------------------------ */
 /* xN: all or nothing                                                   */
 
 static void test_count_all_or_nothing(void **state)
@@ -890,11 +1025,11 @@ static void test_count_all_or_nothing(void **state)
 	OK(&alice, "alloc_pages sock x100");
 	assert_int_equal(reply_handles(h, 1024), 100);
 	memcg_drain();
-	assert_int_equal(mem_cgroup_usage_pages(child), s0.usage + 100);
+	assert_int_equal(mem_cgroup_usage_pages(child), s0.usage + 100 + ENTRY_PAGES(100));
 	/* and the rest of the room is still not enough for 200 more */
 	ERR(&alice, ENOMEM, "alloc_pages sock x200");
 	memcg_drain();
-	assert_int_equal(mem_cgroup_usage_pages(child), s0.usage + 100);
+	assert_int_equal(mem_cgroup_usage_pages(child), s0.usage + 100 + ENTRY_PAGES(100));
 	{
 		char line[4096];
 		size_t n = (size_t)snprintf(line, sizeof(line), "free_pages");
@@ -1165,30 +1300,31 @@ static void test_forget_oom_kill(void **state)
 static void test_forget_orphans(void **state)
 {
 	struct ctl_claim c[2];
+	struct obj_cgroup *oc;
 	uint64_t seq, tok, toks[2];
 	int x;
 
 	(void)state;
 	/* memcg freed X before the request published it: recognised */
-	assert_int_equal(ctl_handles_reserve(1, &seq), 0);
+	assert_int_equal(ctl_handles_reserve(1, 1000, GFP_KERNEL, &seq, &oc), 0);
 	assert_true(ctl_handles_quiet_since(seq));
 	ctl_forget(&x);
 	assert_false(ctl_handles_quiet_since(seq));
-	assert_int_equal(ctl_handles_publish(&x, CTL_KIND_KMALLOC, NULL, 0, NULL, false, 1000, seq,
+	assert_int_equal(ctl_handles_publish(&x, CTL_KIND_KMALLOC, NULL, 0, NULL, false, oc, 1000, seq,
 					     &tok), -ESTALE);
 	/* a forget before the allocation began is about something else */
 	ctl_forget(&c[0]);
-	assert_int_equal(ctl_handles_reserve(1, &seq), 0);
+	assert_int_equal(ctl_handles_reserve(1, 1000, GFP_KERNEL, &seq, &oc), 0);
 	ctl_forget(&c[1]);			/* an unrelated orphan meanwhile */
-	assert_int_equal(ctl_handles_publish(&c[0], CTL_KIND_KMALLOC, NULL, 0, NULL, false, 1000,
+	assert_int_equal(ctl_handles_publish(&c[0], CTL_KIND_KMALLOC, NULL, 0, NULL, false, oc, 1000,
 					     seq, &toks[0]), 0);
 	assert_true(ctl_handles_all_live(&toks[0], 1));
 	assert_int_equal(ctl_handles_claim_live(&toks[0], 1, c), 1);
 	ctl_handles_release(c, 1);
 	assert_false(ctl_handles_all_live(&toks[0], 1));
 	/* and a consumed orphan record does not match twice */
-	assert_int_equal(ctl_handles_reserve(1, &seq), 0);
-	assert_int_equal(ctl_handles_publish(&x, CTL_KIND_KMALLOC, NULL, 0, NULL, false, 1000, seq - 3,
+	assert_int_equal(ctl_handles_reserve(1, 1000, GFP_KERNEL, &seq, &oc), 0);
+	assert_int_equal(ctl_handles_publish(&x, CTL_KIND_KMALLOC, NULL, 0, NULL, false, oc, 1000, seq - 3,
 					     &toks[1]), 0);
 	assert_true(ctl_handles_all_live(&toks[1], 1));
 	/* a forget of a published address: stale at once */
@@ -1886,6 +2022,9 @@ int main(void)
 		T(test_bad_handles),
 		T(test_racing_frees),
 		T(test_count_all_or_nothing),
+		T(test_handles_per_uid),
+		T(test_handle_entries_charged),
+		T(test_sessions_per_uid),
 		T(test_reply_reads),
 		T(test_trace_site),
 		T(test_forget),
