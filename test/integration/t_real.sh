@@ -192,10 +192,13 @@ ok "memory.current read during the writes never passed 30M (max seen $MAXSEEN)" 
 ok "max events counted ($(event_of fw max))" test "$(event_of fw max)" -ge 1
 eq "no OOM: reclaim sufficed" 0 "$(event_of fw oom_kill)"
 CACHED=$("$REALPROG" cachestat "$DATA/f50w")
-# what the writer wrote before the files thread saw its open counts as no
-# one's (docs/real-memory.md, "Page cache"): up to 2 MiB here
-ok "cachestat: the file's cache was really dropped ($CACHED of 12800 pages)" \
-	test "$CACHED" -le $((32 * MIB / 4096))
+# what reclaim took left the page cache: at most the 12800 pages written
+# less pgsteal stay (and a MiB of slack).  Not "at most 30M cached": what
+# the writer wrote before the files thread saw its open is not its charge
+# (docs/real-memory.md, Files), a MiB or two here, more on a busy host.
+STEAL=$(stat_of fw pgsteal)
+ok "cachestat: the file's cache was really dropped ($CACHED of 12800 pages, $STEAL reclaimed)" \
+	test "$CACHED" -le $((12800 - STEAL + 256))
 ok "pgsteal counts what reclaim took ($(stat_of fw pgsteal))" test "$(stat_of fw pgsteal)" -gt 0
 ok "pgscan >= pgsteal" test "$(stat_of fw pgscan)" -ge "$(stat_of fw pgsteal)"
 
