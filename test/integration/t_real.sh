@@ -195,7 +195,7 @@ CACHED=$("$REALPROG" cachestat "$DATA/f50w")
 # what reclaim took left the page cache: at most the 12800 pages written
 # less pgsteal stay (and a MiB of slack).  Not "at most 30M cached": what
 # the writer wrote before the files thread saw its open is not its charge
-# (docs/real-memory.md, Files), a MiB or two here, more on a busy host.
+# (docs/real-memory.md, Files): a MiB or two, 13 on a loaded host.
 STEAL=$(stat_of fw pgsteal)
 ok "cachestat: the file's cache was really dropped ($CACHED of 12800 pages, $STEAL reclaimed)" \
 	test "$CACHED" -le $((12800 - STEAL + 256))
