@@ -141,6 +141,8 @@ unsigned int alloc_nr_cpus(void);
 unsigned int alloc_nr_nodes(void);
 /* true when the per-CPU fast paths run as restartable sequences. */
 bool alloc_uses_rseq(void);
+/* a ThreadSanitizer build: its per-CPU paths take the slot locks, never rseq */
+bool alloc_built_for_tsan(void);
 
 /*
  * The current CPU slot: the thread's pinned slot if any, else

@@ -174,7 +174,7 @@ __noinline void *kmalloc_large(size_t size, gfp_t gfp, uintptr_t caller)
 	}
 	ptr = page_address(page);
 out:
-	if (unlikely(trace_on))
+	if (unlikely(READ_ONCE(trace_on)))
 		trace_kmalloc(caller, ptr, size,
 			      size > KMALLOC_MAX_SIZE ? 0 :
 			      (size_t)machine.page_size << get_order_sz(size),

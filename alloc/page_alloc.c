@@ -70,6 +70,15 @@ unsigned int alloc_nr_cpus(void) { return machine.cpus; }
 unsigned int alloc_nr_nodes(void) { return machine.nodes; }
 bool alloc_uses_rseq(void) { return machine.rseq; }
 
+bool alloc_built_for_tsan(void)
+{
+#if defined(__SANITIZE_THREAD__) || defined(ALLOC_TSAN)
+	return true;
+#else
+	return false;
+#endif
+}
+
 static bool is_pow2(unsigned long x) { return x && !(x & (x - 1)); }
 
 /* How many CPU ids the kernel may hand out: /sys/.../possible is "0-N". */
@@ -338,7 +347,7 @@ retry:
 
 	if (gfp & __GFP_ZERO)
 		memset(page_address(page), 0, (size_t)machine.page_size << order);
-	if (unlikely(trace_on))
+	if (unlikely(READ_ONCE(trace_on)))
 		trace_mm_page_alloc(page, order, gfp);
 	return page;
 }
@@ -349,7 +358,7 @@ void __free_pages_kind(struct page *page, unsigned int order)
 	unsigned long pfn = page_to_pfn(page);
 	enum page_kind kind = page->kind;
 
-	if (unlikely(trace_on))
+	if (unlikely(READ_ONCE(trace_on)))
 		trace_mm_page_free(page, order);
 	pthread_mutex_lock(&z->lock);
 	if (kind == PAGE_KIND_SLAB)

@@ -355,7 +355,8 @@ static void remove_partial(struct kmem_cache_node *n, struct slab *slab)
 }
 
 /* ---- slabs ---- */
-void alloc_slab_obj_exts(struct slab *slab)
+/* never inlined: its kmalloc's call_site names it, as the kernel's does */
+__attribute__((noinline)) void alloc_slab_obj_exts(struct slab *slab)
 {
 	struct slabobj_ext *v, *expected = NULL;
 	struct alloc_ctx own;
@@ -1072,7 +1073,7 @@ static __noinline void *slab_alloc_finish(struct kmem_cache *s, gfp_t gfp, uintp
 		goto out;
 	}
 	/* an accounted allocation, nothing else to do: the hook alone */
-	if (likely(obj) && likely(!(gfp & __GFP_ZERO)) && likely(!trace_on)) {
+	if (likely(obj) && likely(!(gfp & __GFP_ZERO)) && likely(!READ_ONCE(trace_on))) {
 		if (memcg_kmem_online() && !memcg_slab_post_alloc_hook(s, gfp, obj)) {
 			do_slab_free(s, virt_to_slab(obj, NULL), obj);
 			return NULL;
@@ -1091,7 +1092,7 @@ static __noinline void *slab_alloc_finish(struct kmem_cache *s, gfp_t gfp, uintp
 		}
 	}
 out:
-	if (unlikely(trace_on)) {
+	if (unlikely(READ_ONCE(trace_on))) {
 		if (is_kmalloc)
 			trace_kmalloc(caller, obj, orig_size, s->size, gfp,
 				      gfp & __GFP_ACCOUNT);
@@ -1120,7 +1121,7 @@ static __always_inline void *slab_alloc(struct kmem_cache *s, gfp_t gfp, uintptr
 static __noinline void slab_free_finish(struct kmem_cache *s, struct slab *slab,
 					void *obj, uintptr_t caller, bool is_kfree)
 {
-	if (unlikely(trace_on) && !is_kfree)
+	if (unlikely(READ_ONCE(trace_on)) && !is_kfree)
 		trace_kmem_cache_free(caller, obj, s);
 	if (memcg_kmem_online() && __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE)) {
 		slab_free_accounted(s, slab, obj);
@@ -1236,7 +1237,7 @@ static __noinline void kfree_rare(const void *obj, uintptr_t caller)
 {
 	uintptr_t off = (uintptr_t)obj - (uintptr_t)machine.base;
 
-	if (unlikely(trace_on))
+	if (unlikely(READ_ONCE(trace_on)))
 		trace_kfree(caller, obj);
 	if (off < machine.size)
 		__kfree(obj, off);
@@ -1374,9 +1375,9 @@ bool slab_hooks_on;
 void slab_update_rare(void)
 {
 	pthread_mutex_lock(&slab_mutex);
-	WRITE_ONCE(slab_hooks_on, trace_on || fault_site_armed(FAULT_SLAB));
+	WRITE_ONCE(slab_hooks_on, READ_ONCE(trace_on) || fault_site_armed(FAULT_SLAB));
 	WRITE_ONCE(machine.kmalloc_fast_limit, slab_hooks_on ? 0 : machine.kmalloc_max_cache);
-	WRITE_ONCE(machine.kfree_fast_limit, trace_on ? 0 : machine.size);
+	WRITE_ONCE(machine.kfree_fast_limit, READ_ONCE(trace_on) ? 0 : machine.size);
 	for (struct kmem_cache *s = slab_caches; s; s = s->next)
 		WRITE_ONCE(s->rare, s->account || slab_hooks_on);
 	pthread_mutex_unlock(&slab_mutex);

@@ -64,26 +64,26 @@ int trace_init(unsigned int entries)
 	ring_mask = cap - 1;
 	atomic_store(&ring_head, 0);
 	atomic_store(&ring_lost_total, 0);
-	trace_on = false;
+	WRITE_ONCE(trace_on, false);
 	return 0;
 }
 
 void trace_exit(void)
 {
-	trace_on = false;
+	WRITE_ONCE(trace_on, false);
 	free(ring);
 	ring = NULL;
 }
 
 void trace_set_on(bool on)
 {
-	trace_on = on && ring;
+	WRITE_ONCE(trace_on, on && ring);
 	slab_update_rare();
 }
 
 bool trace_is_on(void)
 {
-	return trace_on;
+	return READ_ONCE(trace_on);
 }
 
 void trace_set_notify(void (*fn)(void *), void *arg)
@@ -199,7 +199,7 @@ void trace_kfree(uintptr_t call_site, const void *ptr)
 	uint64_t seq;
 	struct trace_rec *r;
 
-	if (!trace_on)
+	if (!READ_ONCE(trace_on))
 		return;
 	r = trace_begin(TRACE_KFREE, &seq);
 	r->call_site = call_site;

@@ -324,6 +324,9 @@ int fs_run(struct fs_options *o)
 	/* the per-CPU fast paths' mode: rseq needs one slot per possible CPU */
 	if (alloc_uses_rseq())
 		fs_info("per-CPU fast paths: rseq (%u CPU slots)", alloc_nr_cpus());
+	else if (alloc_built_for_tsan())
+		fs_info("per-CPU fast paths: the slot locks (a ThreadSanitizer build: %u CPU slots)",
+			alloc_nr_cpus());
 	else
 		fs_info("per-CPU fast paths: the slot locks (rseq off: %u CPU slots, the kernel's "
 			"possible CPUs %ld)", alloc_nr_cpus(), sysconf(_SC_NPROCESSORS_CONF));

@@ -88,17 +88,28 @@ static unsigned long real_lru_check(struct mem_cgroup *memcg, unsigned long *lis
 	return *listed;
 }
 
-/* tasks_lock held: the real pages the tasks' buckets hold (the root's aside) */
-static unsigned long real_task_pages(void)
+/*
+ * tasks_lock held: the real pages the tasks' buckets hold (the root's
+ * aside).  A task's buckets are read under its real_lock, taken with a
+ * trylock (tasks_lock is innermost: a charge under real_lock may reach the
+ * OOM killer, which takes tasks_lock).  False when a task is being charged
+ * or released right now: no count, the check of real pages is skipped.
+ */
+static bool real_task_pages(unsigned long *pages)
 {
 	unsigned long n = 0;
 
-	for (const struct memcg_task *t = all_tasks; t; t = t->tnext)
+	for (struct memcg_task *t = all_tasks; t; t = t->tnext) {
+		if (pthread_mutex_trylock(&t->real_lock))
+			return false;
 		for (unsigned int i = 0; i < t->nr_real; i++)
 			if (!mem_cgroup_is_root(t->real[i].memcg))
 				for (unsigned int item = 0; item < NR_REAL_ITEMS; item++)
 					n += t->real[i].pages[item];
-	return n;
+		pthread_mutex_unlock(&t->real_lock);
+	}
+	*pages = n;
+	return true;
 }
 
 /* tree_lock held: every real charge is a task's or a file's */
@@ -152,14 +163,15 @@ int memcg_check(char *msg, size_t len)
 	ret = check_memcg(root_memcg, msg, len);
 	pthread_mutex_unlock(&objcg_lock);
 	if (!ret) {
-		unsigned long tasks;
+		unsigned long tasks = 0;
+		bool counted;
 
 		pthread_mutex_lock(&tasks_lock);
 		ret = check_tasks(root_memcg, msg, len);
-		tasks = real_task_pages();
+		counted = real_task_pages(&tasks);
 		pthread_mutex_unlock(&tasks_lock);
 		/* the LRU locks are not taken under tasks_lock (innermost) */
-		if (!ret)
+		if (!ret && counted)
 			ret = check_real(tasks, msg, len);
 	}
 	pthread_mutex_unlock(&tree_lock);
