@@ -325,7 +325,7 @@ int fs_run(struct fs_options *o)
 	if (alloc_uses_rseq())
 		fs_info("per-CPU fast paths: rseq (%u CPU slots)", alloc_nr_cpus());
 	else if (alloc_built_for_tsan())
-		fs_info("per-CPU fast paths: the slot locks (a ThreadSanitizer build: %u CPU slots)",
+		fs_info("per-CPU fast paths: the slot locks (a TSan build, which cannot follow rseq: %u CPU slots)",
 			alloc_nr_cpus());
 	else
 		fs_info("per-CPU fast paths: the slot locks (rseq off: %u CPU slots, the kernel's "

@@ -31,7 +31,7 @@ match "/proc/mounts shows fuse.memcgfs with allow_other" \
 eq "the root is a directory" "directory" "$(stat -c %F "$MNT")"
 # (a ThreadSanitizer build takes the slot locks: TSan cannot follow rseq)
 match "the per-CPU fast paths are rseq with the default cpus" \
-	"per-CPU fast paths: (rseq \([0-9]+ CPU slots\)|the slot locks \(a ThreadSanitizer build)" \
+	"per-CPU fast paths: (rseq \([0-9]+ CPU slots\)|the slot locks \(a TSan build)" \
 	"$(cat "$LOG")"
 umount_fs
 ok "unmounted" test -z "$(grep " $MNT " /proc/mounts)"
