@@ -592,13 +592,51 @@ static void file_closed(int fd, const struct stat *st)
 }
 
 /* Open a regular file of p for ourselves: /proc/PID/fd/N or map_files. */
+/*
+ * Whether the file of fd is in a page cache memcgfs charges: what
+ * fs_type_cached() says of a mount, from fstatfs (block-backed, or a
+ * network or stacking filesystem).  Never a FUSE file (this mount's own
+ * files among them: a descriptor kept on one would hold the mount busy),
+ * procfs, sysfs, tmpfs (shmem, counted in RssShmem where mapped).
+ */
+static bool fs_cached(const struct statfs *sfs, const struct stat *st)
+{
+	static const long net_or_stacked[] = {
+		0x794c7630,	/* overlay */
+		0x6969,		/* nfs */
+		(long)0xff534d42, (long)0xfe534d42,	/* cifs, smb2 */
+		0x01021997,	/* 9p */
+		(long)0x9123683e,	/* btrfs (anonymous device numbers) */
+		0x2fc12fc1,	/* zfs */
+		0x00c36400,	/* ceph */
+	};
+
+	if ((unsigned long)sfs->f_type == 0x65735546ul)	/* FUSE */
+		return false;
+	if (major(st->st_dev) != 0)
+		return true;
+	for (size_t i = 0; i < ARRAY_SIZE(net_or_stacked); i++)
+		if ((long)sfs->f_type == net_or_stacked[i])
+			return true;
+	return false;
+}
+
+static bool fd_fs_cached(int fd, const struct stat *st)
+{
+	struct statfs sfs;
+
+	return !fstatfs(fd, &sfs) && fs_cached(&sfs, st);
+}
+
 static void file_adopt_path(struct proc *p, const char *path)
 {
 	struct stat st, st2;
 	int fd;
 
-	/* never open a FIFO or a device: stat through the link first */
-	if (stat(path, &st) || !S_ISREG(st.st_mode))
+	struct statfs sfs;
+
+	/* never open a FIFO, a device or a file of ours: stat through the link first */
+	if (stat(path, &st) || !S_ISREG(st.st_mode) || statfs(path, &sfs) || !fs_cached(&sfs, &st))
 		return;
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOATIME | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0 && errno == EPERM)
@@ -606,7 +644,7 @@ static void file_adopt_path(struct proc *p, const char *path)
 	if (fd < 0)
 		return;
 	if (fstat(fd, &st2) || !S_ISREG(st2.st_mode) || st2.st_dev != st.st_dev ||
-	    st2.st_ino != st.st_ino) {
+	    st2.st_ino != st.st_ino || !fd_fs_cached(fd, &st2)) {
 		close(fd);
 		return;
 	}

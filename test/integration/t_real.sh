@@ -271,6 +271,16 @@ ok "the daemon moved into a 1M cgroup is still alive" kill -0 "$DPID"
 eq "... and was not killed" 0 "$(event_of self oom_kill)"
 echo "$DPID" > "$MNT/cgroup.procs"
 
+# a member moved in with one of memcgfs's own files open is not taken for a
+# page-cache user of it (a descriptor the daemon kept would hold the mount
+# busy: the unmount below would fail)
+mkdir "$MNT/own"
+bash -c 'exec 3<"$1/memcgfs.ctl"; echo $$ > "$1/own/cgroup.procs"; exec sleep 60' _ "$MNT" &
+OWN=$!
+sleep $((INTERVAL_MS * 3))e-3
+eq "a member with memcgfs.ctl open: no file charged for it" 0 "$(stat_of own file)"
+kill "$OWN"; wait "$OWN" 2>/dev/null
+
 for p in $ALL_STARTED; do kill "$p" 2>/dev/null; done
 for p in $ALL_STARTED; do wait "$p" 2>/dev/null; done
 cleanup_data
