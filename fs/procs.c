@@ -541,6 +541,20 @@ static bool fd_readable(int fd)
 	return poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLIN | POLLHUP | POLLERR));
 }
 
+/*
+ * An entry whose process has exited though its exit has not been handled
+ * yet (its pidfd is readable): the pid may be another process's already
+ * (pids wrap; pid_max is 32768 on many hosts).  procs_lock held (write).
+ * Handles that exit and returns true; a live entry is left alone.
+ */
+static bool proc_gone_locked(struct proc *p)
+{
+	if (p->exited || p->pidfd < 0 || !fd_readable(p->pidfd))
+		return p->exited;
+	proc_exit_locked(p);
+	return true;
+}
+
 /* An epoll event of a pidfd: the process or thread (looked up again) exited. */
 static void handle_pid_event(uint64_t data)
 {
@@ -595,7 +609,7 @@ static struct proc *proc_lookup_or_track(pid_t pid, int *err)
 	struct proc *p = proc_find(pid);
 	struct pstat st;
 
-	if (p)
+	if (p && !proc_gone_locked(p))
 		return p;
 	*err = read_pstat(pid, &st);
 	if (*err)
@@ -761,8 +775,16 @@ static void connector_fork(const struct proc_event *ev, uint64_t mono_to_boot)
 	if (ev->event_data.fork.child_pid != child)
 		return;			/* a thread */
 	parent = proc_find(ev->event_data.fork.parent_tgid);
-	if (!parent || parent->exited || proc_find(child))
+	/* the parent's pid may be another process's by now: only a live parent counts */
+	if (!parent || proc_gone_locked(parent))
 		return;
+	{
+		struct proc *old = proc_find(child);
+
+		/* an entry of an exited process whose pid the child reuses: gone */
+		if (old && !proc_gone_locked(old))
+			return;
+	}
 	cg = live_cgroup(proc_cgroup_at(parent, ev->timestamp_ns + mono_to_boot));
 	if (cg == fs_root)
 		return;
@@ -1224,6 +1246,12 @@ int procs_move(struct cgroup *dst, const struct fs_caller *who, const struct fs_
 	}
 	pthread_rwlock_wrlock(&procs_lock);
 	p = proc_find(tgid);
+	/* an exited process's entry (its exit not handled yet) is not this pid's process */
+	if (p && (proc_gone_locked(p) || p->start != st.start)) {
+		if (!p->exited)
+			proc_exit_locked(p);
+		p = NULL;
+	}
 	/* the source: the thread's cgroup (cgroup.threads) or its process's */
 	src = p ? (threads ? thread_cgroup(p, pid) : p->cg) : resolve_unseen(&st);
 	/* cgroup_procs_write_permission(): the common ancestor's cgroup.procs */
