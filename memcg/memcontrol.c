@@ -1232,6 +1232,14 @@ void memcg_exit(void)
 	all_tasks = NULL;
 	pthread_mutex_unlock(&tasks_lock);
 	memcg_stocks_exit();
+	/*
+	 * The stocks' last objcg references queue frees (call_rcu) that
+	 * uncharge into the root's statistics: run them before the root goes
+	 * (the RCU thread ran one after it once: a SEGV under TSan at exit)
+	 */
+	do
+		rcu_barrier();
+	while (rcu_pending_frees());
 	WRITE_ONCE(memcg_kmem_online_key, false);
 	memcg_up = false;
 	/* memcgs still referenced (charges left behind) go with the arena; their PSI groups are malloc'ed */
