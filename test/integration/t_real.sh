@@ -120,7 +120,9 @@ mkdir "$MNT/file"
 start file "$TMP/file.out" write "$DATA/f50" 50
 ok "a program writes and reads 50 MiB" wait_line "$TMP/file.out" '^ready$' 30
 F=$(stat_of file file)
-ok "memory.stat file: 50 MiB within 5 % ($F)" within "$F" $((50 * MIB)) 5
+# within 10 %: what the writer wrote before the files thread saw its open is
+# nobody's (docs/real-memory.md, Files): 3 MiB with two test suites beside
+ok "memory.stat file: 50 MiB within 10 % ($F)" within "$F" $((50 * MIB)) 10
 ok "inactive_file + active_file = file" \
 	test $(($(stat_of file inactive_file) + $(stat_of file active_file))) -eq "$F"
 FP=$STARTED
@@ -128,7 +130,7 @@ kill "$FP"
 wait_gone "$FP" 5
 sleep 0.1
 F=$(stat_of file file)
-ok "after the writer's exit the file stays charged ($F)" within "$F" $((50 * MIB)) 5
+ok "after the writer's exit the file stays charged ($F)" within "$F" $((50 * MIB)) 10
 eq "... its anon does not" 0 "$(stat_of file anon)"
 # memory.reclaim drops page cache for real
 C1=$("$REALPROG" cachestat "$DATA/f50")
