@@ -1247,11 +1247,8 @@ int procs_move(struct cgroup *dst, const struct fs_caller *who, const struct fs_
 	pthread_rwlock_wrlock(&procs_lock);
 	p = proc_find(tgid);
 	/* an exited process's entry (its exit not handled yet) is not this pid's process */
-	if (p && (proc_gone_locked(p) || p->start != st.start)) {
-		if (!p->exited)
-			proc_exit_locked(p);
+	if (p && proc_gone_locked(p))
 		p = NULL;
-	}
 	/* the source: the thread's cgroup (cgroup.threads) or its process's */
 	src = p ? (threads ? thread_cgroup(p, pid) : p->cg) : resolve_unseen(&st);
 	/* cgroup_procs_write_permission(): the common ancestor's cgroup.procs */
