@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * client/batch.c - packing struct memcgfs_op into the ioctl's flat batch
- * (<memcgfs_ctl.h>) and reading the results back.  Pure functions over
+ * (<memcgfs/ctl.h>) and reading the results back.  Pure functions over
  * caller buffers: the unit test drives them without a mount.
  *
  * A batch is a header and an area of 8-byte words: nr operations of 4

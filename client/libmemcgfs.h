@@ -13,7 +13,7 @@
  *    write(2), its reply read back from the same fd): memcgfs_kmalloc(),
  *    memcgfs_kfree(), ... and memcgfs_exec() for any operation;
  *  - any number of operations through the batched ioctl
- *    (<memcgfs_ctl.h>), cut transparently into batches under 16 KiB:
+ *    (<memcgfs/ctl.h>), cut transparently into batches under 16 KiB:
  *    memcgfs_batch().
  *
  *	struct memcgfs *m;
@@ -46,7 +46,7 @@
  *    0 is NULL: memcgfs_kfree() accepts it (a no-op, as the kernel's).
  *    anon, kernel_stack and pagetables pages belong to the process that
  *    allocated them: memcgfs frees them when it exits or is OOM-killed.
- *  - gfp 0 means GFP_KERNEL (not accounted), as in <memcgfs_ctl.h>; pass
+ *  - gfp 0 means GFP_KERNEL (not accounted), as in <memcgfs/ctl.h>; pass
  *    MEMCGFS_GFP_KERNEL_ACCOUNT to charge the caller's cgroup.
  *
  * Text requests from all the processes that write to one memcgfs.ctl are
@@ -56,7 +56,7 @@
 #ifndef LIBMEMCGFS_H
 #define LIBMEMCGFS_H
 
-#include <memcgfs_ctl.h>
+#include <memcgfs/ctl.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -265,7 +265,7 @@ int memcgfs_request(struct memcgfs *m, const char *request, char *reply, size_t 
  *
  * They are packed into as few batches under 16 KiB as they fit; each
  * operation gets its own result in ->error and one that fails does not
- * undo the others.  As in <memcgfs_ctl.h>, an operation must not free a
+ * undo the others.  As in <memcgfs/ctl.h>, an operation must not free a
  * handle that an earlier operation of the same call allocates: free it in
  * a later call.  An operation that is invalid before it is sent (count
  * above MEMCGFS_CTL_MAX_COUNT, a bad name or site, an unknown op) gets

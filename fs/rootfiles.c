@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * rootfiles.c - memcgfs's own files at the root (docs/design.md "What the mount
- * shows"): memcgfs.ctl (FUSE glue of fs/ctl.c's protocol), slabinfo,
+ * shows"): memcgfs.ctl (FUSE glue of fs/ctl/'s protocol), slabinfo,
  * trace_pipe (a blocking stream: a read with nothing pending is set aside
  * until an event arrives or the reader is interrupted) and tracing_on.
  */

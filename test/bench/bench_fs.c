@@ -64,7 +64,7 @@
  *            [--cgroups N]
  * PATHs default to $MEMCGFS and $MINIFUSE (meson sets them).
  */
-#include "memcgfs_ctl.h"
+#include <memcgfs/ctl.h>
 
 #include <dirent.h>
 #include <errno.h>

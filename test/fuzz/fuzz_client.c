@@ -12,7 +12,7 @@
 #include "fuzz_machine.h"
 
 #include "ctl.h"
-#include "ctl_handles.h"
+#include "handles.h"
 #include "fault.h"
 #include "memcg.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fuzz_ioctl.c - memcgfs.ctl's batched ioctl (fs/memcgfs_ctl.h): the
+ * fuzz_ioctl.c - memcgfs.ctl's batched ioctl (<memcgfs/ctl.h>): the
  * decoder and executor of ctl_ioctl(), with arbitrary bytes and command
  * sizes, against the same in-process machine as fuzz_ctl.
  *
@@ -28,7 +28,7 @@
 #include "fuzz_machine.h"
 
 #include "ctl.h"
-#include "memcgfs_ctl.h"
+#include <memcgfs/ctl.h>
 #include "memcg.h"
 
 #include <errno.h>

@@ -66,7 +66,7 @@
  *       fill PREFIX N BYTES            set PREFIX0 ... with BYTES-byte values until N
  *                                      are set or one fails: "set K [ERRNO]"
  */
-#include "memcgfs_ctl.h"
+#include <memcgfs/ctl.h>
 
 #include <errno.h>
 #include <fcntl.h>

@@ -41,7 +41,7 @@
  * after a shrink) must be exactly what they were at the start, and
  * memcgfs.check "ok".  Exit 0 then, 1 otherwise.
  */
-#include "memcgfs_ctl.h"
+#include <memcgfs/ctl.h>
 
 #include <ctype.h>
 #include <errno.h>

@@ -3,7 +3,7 @@
  * test_client - libmemcgfs's parts that need no mount: flag, page type,
  * handle and size names as the protocol writes them, and the batch packer
  * (how operations are laid out in a batch and cut into batches under
- * 16 KiB), checked against <memcgfs_ctl.h>'s layout rules.
+ * 16 KiB), checked against <memcgfs/ctl.h>'s layout rules.
  */
 #include "internal.h"
 
@@ -112,7 +112,7 @@ static const struct memcgfs_ctl_op *op_at(const uint64_t *buf, size_t i)
 	return (const struct memcgfs_ctl_op *)(buf + 2 + i * MEMCGFS_CTL_OP_WORDS);
 }
 
-/* One batch: its layout follows <memcgfs_ctl.h> (ops first, then slots). */
+/* One batch: its layout follows <memcgfs/ctl.h> (ops first, then slots). */
 static void test_pack_layout(void **state)
 {
 	static uint64_t buf[MEMCGFS_CTL_MAX_SIZE / 8];

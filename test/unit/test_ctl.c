@@ -14,8 +14,8 @@
  * number of live handles.
  */
 #include "ctl.h"
-#include "ctl_handles.h"
-#include "memcgfs_ctl.h"
+#include "handles.h"
+#include <memcgfs/ctl.h>
 #include "memcg.h"
 
 #include <errno.h>

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fs/ctl.c - memcgfs.ctl: the text protocol and the batched ioctl.
+ * fs/ctl/ctl.c - memcgfs.ctl: the text protocol and the batched ioctl.
  *
  * Both front ends parse into one operation (struct ctl_exec) and run it
  * through the same executor against alloc/ and memcg/, as the requesting
  * client: memcg's 'current' is the caller's task, alloc's trace context
- * its thread, comm and site=.  Handles live in ctl_handles.c.
+ * its thread, comm and site=.  Handles live in handles.c.
  *
  * Text protocol decisions (docs/design.md leaves them to us):
  *  - A request is printable ASCII: bytes 0x20..0x7e and tab, one optional
@@ -44,14 +44,14 @@
  *    request returns (the task was OOM-killed meanwhile) fails the request
  *    with ENOMEM; the rest is freed, as for any failure.
  *  - Reclaimable objects (SLAB_RECLAIM_ACCOUNT caches, __GFP_RECLAIMABLE
- *    kmallocs) are given to memcg's reclaim through ctl_handles.c's
+ *    kmallocs) are given to memcg's reclaim through handles.c's
  *    shrinker: it frees the oldest ones charged to the memcg under
  *    reclaim, their handles go stale (EINVAL), the trace shows the frees
  *    under the client whose charge or memory.reclaim write caused them.
  */
 #include "ctl.h"
-#include "ctl_handles.h"
-#include "memcgfs_ctl.h"
+#include "handles.h"
+#include <memcgfs/ctl.h>
 #include "memcg.h"
 
 #include <errno.h>

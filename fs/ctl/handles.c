@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fs/ctl_handles.c - memcgfs.ctl's handles and cache registry.
+ * fs/ctl/handles.c - memcgfs.ctl's handles and cache registry.
  *
  * Handles: a table of entries in chunks that never move (so a claim may keep
  * a pointer to its entry's 'forgotten' flag), a LIFO free list, an address
@@ -34,7 +34,7 @@
  * publication and not freed a second time.
  */
 #include "ctl.h"
-#include "ctl_handles.h"
+#include "handles.h"
 #include "memcg.h"
 
 #include <errno.h>

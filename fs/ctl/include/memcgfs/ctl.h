@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * memcgfs_ctl.h - the batched ioctl of memcgfs.ctl (public, installed for
+ * <memcgfs/ctl.h> - the batched ioctl of memcgfs.ctl (public, installed for
  * clients; self-contained: needs only <stdint.h> and <sys/ioctl.h>).
  *
  * The text protocol (one request per write(2), one reply per read(2)) is

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fs/ctl.h - memcgfs.ctl, the control protocol (private to fs/).
+ * fs/ctl/ctl.h - memcgfs.ctl, the control protocol (fs/ctl's one header).
  *
  * The text protocol of docs/design.md ("memcgfs.ctl: the control protocol") and
- * the batched ioctl whose ABI is fs/memcgfs_ctl.h.  This layer knows no
+ * the batched ioctl whose ABI is <memcgfs/ctl.h>.  This layer knows no
  * FUSE: fs/'s handlers give it the caller and the bytes, it executes against
  * alloc/ and memcg/ and produces the reply.  Handles are opaque tokens,
  * validated (stale, double, malformed: -EINVAL; another uid's: -EPERM).
@@ -80,7 +80,7 @@ size_t ctl_read(struct ctl_session *s, char *buf, size_t len);
 size_t ctl_read_at(struct ctl_session *s, uint64_t pos, char *buf, size_t len);
 
 /*
- * ctl_ioctl - one batch (fs/memcgfs_ctl.h): in_buf/in_len as the kernel
+ * ctl_ioctl - one batch (<memcgfs/ctl.h>): in_buf/in_len as the kernel
  * copied them (the whole struct), the results written into out_buf (same
  * size).  Returns 0 (each operation has its own result) or -errno for a
  * malformed batch (bad command, size, count, version).
@@ -104,7 +104,7 @@ int ctl_check(char *msg, size_t len);
 
 /*
  * Counters per non-root uid (issue 14's per-uid caps), a chained hash of
- * counters freed at zero; total: all of them.  The owner locks.  (ctl_handles.c; fs/ uses them for its caps too.)
+ * counters freed at zero; total: all of them.  The owner locks.  (handles.c; fs/ uses them for its caps too.)
  */
 #define FS_UID_BUCKETS	256u
 struct fs_uid_count;

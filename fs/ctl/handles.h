@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fs/ctl_handles.h - memcgfs.ctl's handle table and cache registry
- * (private to fs/ctl*.c).
+ * fs/ctl/handles.h - memcgfs.ctl's handle table and cache registry
+ * (private to fs/ctl/).
  *
  * A handle is a 64-bit token naming one allocation made through the
  * control file: an entry of a table (kind, address, cache, uid,
