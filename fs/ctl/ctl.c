@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fs/ctl/ctl.c - memcgfs.ctl: the text protocol and the batched ioctl.
+ * fs/ctl/ctl.c - memcgfs.ctl: sessions and replies, the text protocol's
+ * parser, the module's init.
  *
- * Both front ends parse into one operation (struct ctl_exec) and run it
- * through the same executor against alloc/ and memcg/, as the requesting
- * client: memcg's 'current' is the caller's task, alloc's trace context
- * its thread, comm and site=.  Handles live in handles.c.
+ * Both front ends, this parser and the batched ioctl (batch.c), parse into
+ * one operation (struct ctl_exec) and run it through the same executor
+ * (exec.c) against alloc/ and memcg/, as the requesting client: memcg's
+ * 'current' is the caller's task, alloc's trace context its thread, comm
+ * and site=.  Handles live in handles.c.
  *
  * Text protocol decisions (docs/design.md leaves them to us):
  *  - A request is printable ASCII: bytes 0x20..0x7e and tab, one optional
@@ -50,8 +52,8 @@
  *    under the client whose charge or memory.reclaim write caused them.
  */
 #include "ctl.h"
+#include "exec.h"
 #include "handles.h"
-#include <memcgfs/ctl.h>
 #include "memcg.h"
 
 #include <errno.h>
@@ -64,55 +66,10 @@
 #include <string.h>
 
 #define CTL_REQUEST_MAX		4096u
-#define CTL_MAX_COUNT		MEMCGFS_CTL_MAX_COUNT
 #define CTL_SITE_LEN		(MEMCGFS_CTL_SITE_MAX - 1)
 #define CTL_NAME_LEN		(MEMCGFS_CTL_NAME_MAX - 1)
 #define CTL_HANDLE_HEX		16
 #define CTL_MIN_REPLY		512u
-
-/* The ABI's constants are the kernel's, as alloc/ and memcg/ use them. */
-_Static_assert(MEMCGFS_GFP_ACCOUNT == __GFP_ACCOUNT, "gfp ABI");
-_Static_assert(MEMCGFS_GFP_KERNEL == GFP_KERNEL, "gfp ABI");
-_Static_assert(MEMCGFS_GFP_RECLAIMABLE == __GFP_RECLAIMABLE, "gfp ABI");
-_Static_assert(MEMCGFS_GFP_ZERO == __GFP_ZERO, "gfp ABI");
-_Static_assert(MEMCGFS_GFP_NOFAIL == __GFP_NOFAIL, "gfp ABI");
-_Static_assert(MEMCGFS_GFP_NORETRY == __GFP_NORETRY, "gfp ABI");
-_Static_assert(MEMCGFS_GFP_NOWARN == __GFP_NOWARN, "gfp ABI");
-_Static_assert(MEMCGFS_SLAB_HWCACHE_ALIGN == SLAB_HWCACHE_ALIGN, "slab ABI");
-_Static_assert(MEMCGFS_SLAB_RECLAIM_ACCOUNT == SLAB_RECLAIM_ACCOUNT, "slab ABI");
-_Static_assert(MEMCGFS_SLAB_PANIC == SLAB_PANIC, "slab ABI");
-_Static_assert(MEMCGFS_SLAB_NO_MERGE == SLAB_NO_MERGE, "slab ABI");
-_Static_assert(MEMCGFS_SLAB_ACCOUNT == SLAB_ACCOUNT, "slab ABI");
-_Static_assert(MEMCGFS_PAGE_ANON == MEMCG_PAGE_ANON && MEMCGFS_PAGE_FILE == MEMCG_PAGE_FILE &&
-	       MEMCGFS_PAGE_SHMEM == MEMCG_PAGE_SHMEM &&
-	       MEMCGFS_PAGE_KERNEL_STACK == MEMCG_PAGE_KERNEL_STACK &&
-	       MEMCGFS_PAGE_PAGETABLES == MEMCG_PAGE_PAGETABLES &&
-	       MEMCGFS_PAGE_PERCPU == MEMCG_PAGE_PERCPU && MEMCGFS_PAGE_SOCK == MEMCG_PAGE_SOCK &&
-	       MEMCGFS_PAGE_VMALLOC == MEMCG_PAGE_VMALLOC && NR_MEMCG_PAGE_TYPES == 8,
-	       "page type ABI");
-_Static_assert(MEMCGFS_CTL_MAX_SIZE <= 16383, "FUSE restricted ioctl size");
-_Static_assert(MEMCGFS_CTL_NAME_MAX == 64, "alloc's kmem_cache names hold 63 characters");
-_Static_assert(MEMCGFS_CTL_SITE_MAX == 40, "alloc's trace keeps 39 characters of site=");
-
-/* One operation, parsed from either front end. */
-struct ctl_exec {
-	int op;				/* MEMCGFS_OP_* */
-	uint64_t size;
-	gfp_t gfp;
-	slab_flags_t sflags;
-	unsigned int align;
-	unsigned int order;
-	unsigned int count;		/* allocations */
-	enum memcg_page_type ptype;
-	const char *name;
-	const char *site;
-	const uint64_t *in;		/* frees: handles */
-	unsigned int nin;		/* those before 'malformed' */
-	const char *malformed;		/* text: the first handle that is not one */
-	uint64_t *out;			/* allocations: count handles */
-	struct kmem_cache_info info;	/* kmem_cache_create */
-	char detail[200];
-};
 
 struct ctl_session {
 	pthread_mutex_t lock;
@@ -126,366 +83,12 @@ struct ctl_session {
 				 CTL_MIN_REPLY)
 
 static bool ctl_up;
-/* Per-thread scratch (a FUSE worker serves one request at a time). */
-static __thread uint64_t tls_handles[CTL_MAX_COUNT];
-static __thread struct ctl_claim tls_claims[CTL_MAX_COUNT];
-
-static const gfp_t page_gfp[NR_MEMCG_PAGE_TYPES] = {
-	[MEMCG_PAGE_ANON] = GFP_HIGHUSER_MOVABLE,
-	[MEMCG_PAGE_FILE] = GFP_HIGHUSER_MOVABLE,
-	[MEMCG_PAGE_SHMEM] = GFP_HIGHUSER_MOVABLE,
-	[MEMCG_PAGE_KERNEL_STACK] = GFP_KERNEL_ACCOUNT,
-	[MEMCG_PAGE_PAGETABLES] = GFP_KERNEL_ACCOUNT,
-	[MEMCG_PAGE_PERCPU] = GFP_KERNEL_ACCOUNT,
-	[MEMCG_PAGE_SOCK] = GFP_KERNEL,
-	[MEMCG_PAGE_VMALLOC] = GFP_KERNEL_ACCOUNT,
-};
-
-/* docs/design.md: the pages a task owns (freed when it exits or is OOM-killed). */
-static const char *op_name(int op)
-{
-	static const char *const names[] = {
-		[MEMCGFS_OP_KMALLOC] = "kmalloc",
-		[MEMCGFS_OP_KFREE] = "kfree",
-		[MEMCGFS_OP_KMEM_CACHE_CREATE] = "kmem_cache_create",
-		[MEMCGFS_OP_KMEM_CACHE_ALLOC] = "kmem_cache_alloc",
-		[MEMCGFS_OP_KMEM_CACHE_FREE] = "kmem_cache_free",
-		[MEMCGFS_OP_KMEM_CACHE_DESTROY] = "kmem_cache_destroy",
-		[MEMCGFS_OP_ALLOC_PAGES] = "alloc_pages",
-		[MEMCGFS_OP_FREE_PAGES] = "free_pages",
-		[MEMCGFS_OP_DRAIN] = "drain",
-		[MEMCGFS_OP_WHOAMI] = "whoami",
-		[MEMCGFS_OP_MARK_PAGE_ACCESSED] = "mark_page_accessed",
-	};
-
-	return op > 0 && op <= MEMCGFS_OP_MARK_PAGE_ACCESSED ? names[op] : "?";
-}
-
-static int __attribute__((format(printf, 3, 4)))
-fail(struct ctl_exec *x, int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(x->detail, sizeof(x->detail), fmt, ap);
-	va_end(ap);
-	return err;
-}
 
 static const char *errname(int err)
 {
 	const char *n = strerrorname_np(-err);
 
 	return n ? n : "EIO";
-}
-
-/* ---- execution ---- */
-/*
- * Free what was claimed.  Memory that memcg freed on its own meanwhile
- * (ctl_forget) is left alone; for pages memcg also refuses a free that
- * comes too late (its id tells the allocation apart).
- */
-static void free_claimed(const struct ctl_claim *c, unsigned int n, bool via_cache)
-{
-	for (unsigned int i = 0; i < n; i++) {
-		if (atomic_load_explicit(c[i].forgotten, memory_order_acquire))
-			continue;
-		if (c[i].kind == CTL_KIND_PAGES) {
-			/* -ENOENT: reclaim, an exit or an OOM kill took it first */
-			(void)memcg_free_pages(virt_to_page(c[i].addr), c[i].page_id);
-		} else if (via_cache && c[i].cache) {
-			kmem_cache_free(c[i].cache, c[i].addr);
-		} else {
-			kfree(c[i].addr);
-		}
-	}
-}
-
-/* Free a request's own allocations after a failure (those memcg left). */
-static void rollback(const uint64_t *tokens, unsigned int n, bool via_cache)
-{
-	unsigned int nc = ctl_handles_claim_live(tokens, n, tls_claims);
-
-	free_claimed(tls_claims, nc, via_cache);
-	ctl_handles_release(tls_claims, nc);
-}
-
-static bool cache_reclaimable(const struct kmem_cache *s)
-{
-	struct kmem_cache_info info;
-
-	kmem_cache_info(s, &info);
-	return info.flags & SLAB_RECLAIM_ACCOUNT;
-}
-
-static int exec_alloc(const struct ctl_caller *who, struct ctl_exec *x)
-{
-	struct kmem_cache *s = NULL;
-	struct ctl_cache *cc = NULL;
-	unsigned int n = x->count, i, used = 0;
-	bool reclaimable = false, any_reclaimable = false;
-	struct obj_cgroup *objcg;
-	uint64_t seq;
-	int err = 0;
-
-	if (x->op == MEMCGFS_OP_KMEM_CACHE_ALLOC) {
-		err = ctl_cache_get(x->name, &s, &cc);
-		if (err == -ENOENT)
-			return fail(x, err, "no cache named %s", x->name);
-		if (err)
-			return fail(x, err, "%s is one of memcgfs's internal caches", x->name);
-		reclaimable = cache_reclaimable(s);
-	} else if (x->op == MEMCGFS_OP_KMALLOC) {
-		reclaimable = x->gfp & __GFP_RECLAIMABLE;
-	}
-	/* the handles' entries are kernel memory of the caller: GFP_KERNEL_ACCOUNT */
-	err = ctl_handles_reserve(n, who->uid, GFP_KERNEL_ACCOUNT | (x->gfp & __GFP_NOFAIL), &seq,
-				  &objcg);
-	if (err) {
-		ctl_cache_put(cc);
-		if (err == -EDQUOT)
-			return fail(x, err, "uid %u would hold more than %u live handles "
-				    "(fs.max_handles_per_uid): free some first", (unsigned int)who->uid,
-				    ctl_handles_max_per_uid());
-		if (err == -ENOSPC)
-			return fail(x, -ENOMEM, "handle table full (%u handles, the last %u kept "
-				    "for root)", CTL_MAX_HANDLES, CTL_MAX_HANDLES / 16);
-		return fail(x, err, "no memory to charge %u handles' entries (%zu bytes each, "
-			    "kernel memory of the caller's cgroup)", n, ctl_handle_bytes());
-	}
-	for (i = 0; i < n; i++) {
-		struct kmem_cache *oc = NULL;
-		uint64_t page_id = 0;
-		enum ctl_kind kind;
-		void *p = NULL;
-		int e = -ENOMEM;
-
-		switch (x->op) {
-		case MEMCGFS_OP_KMALLOC:
-			kind = CTL_KIND_KMALLOC;
-			p = kmalloc(x->size, x->gfp);
-			if (p)
-				oc = alloc_object_cache(p, NULL);	/* NULL: large */
-			break;
-		case MEMCGFS_OP_KMEM_CACHE_ALLOC:
-			kind = CTL_KIND_CACHE;
-			p = kmem_cache_alloc(s, x->gfp);
-			oc = s;
-			break;
-		default: {
-			struct page *page = memcg_alloc_pages(x->ptype, page_gfp[x->ptype],
-							      x->order, &e);
-
-			kind = CTL_KIND_PAGES;
-			if (page) {
-				p = page_address(page);
-				page_id = memcg_page_id(page);
-			}
-			break;
-		}
-		}
-		if (!p) {
-			err = e ? e : -ENOMEM;
-			if (n > 1)
-				fail(x, err, "%s: allocation %u of %u failed (%s); the others were freed",
-				     op_name(x->op), i + 1, n, err == -ENOMEM ? "out of memory" : "refused");
-			else
-				fail(x, err, "%s: %s", op_name(x->op),
-				     err == -ENOMEM ? "out of memory" : "refused");
-			break;
-		}
-		used++;
-		any_reclaimable |= reclaimable && oc;
-		e = ctl_handles_publish(p, kind, oc, page_id, cc, reclaimable && oc, objcg, who->uid,
-					seq, &x->out[i]);
-		if (e == -ENOMEM) {
-			/* no memory for its shrinker list: still ours, free it */
-			if (kind == CTL_KIND_CACHE)
-				kmem_cache_free(oc, p);
-			else
-				kfree(p);
-			err = fail(x, -ENOMEM, "%s: no memory for handle %u of %u; the others were "
-				   "freed", op_name(x->op), i + 1, n);
-			break;
-		}
-		if (e) {
-			err = fail(x, -ENOMEM, "%s: allocation %u of %u was freed by memcg (OOM kill) "
-				   "during the request", op_name(x->op), i + 1, n);
-			break;
-		}
-	}
-	ctl_handles_unreserve(n - used, who->uid, objcg);
-	if (!err && (any_reclaimable || !ctl_handles_quiet_since(seq)) &&
-	    !ctl_handles_commit(x->out, n))
-		err = fail(x, -ENOMEM, "%s: memory freed by memcg (OOM kill) during the request; "
-			   "the rest was freed", op_name(x->op));
-	if (err)
-		rollback(x->out, i < n ? i : n, x->op == MEMCGFS_OP_KMEM_CACHE_ALLOC);
-	ctl_cache_put(cc);
-	return err;
-}
-
-/*
- * A request's handles whole, in request order (a malformed one in its
- * turn): claimed into tls_claims (take), or only looked up.  The number of
- * claims, or -errno with x->detail naming the first bad handle.
- */
-static int check_handles(const struct ctl_caller *who, struct ctl_exec *x, unsigned int kinds,
-			 const struct kmem_cache *s, bool allow_null, bool take)
-{
-	unsigned int bad = 0, total = x->nin + (x->malformed ? 1 : 0);
-	const char *undone = take ? "nothing freed" : "nothing done";
-	char why[128];
-	int n;
-
-	if (x->malformed) {
-		/* the handles before it may hold the first error */
-		n = ctl_handles_check(x->in, x->nin, kinds, s, allow_null, who->uid, tls_claims,
-				      &bad, why, sizeof(why));
-		if (n >= 0) {
-			n = -EINVAL;
-			bad = x->nin;
-			snprintf(why, sizeof(why), "malformed handle '%.48s'", x->malformed);
-		}
-	} else {
-		n = (take ? ctl_handles_claim : ctl_handles_check)(x->in, x->nin, kinds, s,
-								    allow_null, who->uid,
-								    tls_claims, &bad, why,
-								    sizeof(why));
-	}
-	if (n < 0 && total > 1)
-		return fail(x, n, "%s (handle %u of %u); %s", why, bad + 1, total, undone);
-	if (n < 0)
-		return fail(x, n, "%s", why);
-	return n;
-}
-
-/* mark_page_accessed: every handle checked first, then each page referenced. */
-static int exec_mark(const struct ctl_caller *who, struct ctl_exec *x)
-{
-	int n = check_handles(who, x, CTL_KINDS_PAGES, NULL, false, false);
-
-	/* a page freed since its check (reclaim, a free): nothing to reference */
-	for (int i = 0; i < n; i++)
-		(void)memcg_mark_page_accessed(virt_to_page(tls_claims[i].addr),
-					       tls_claims[i].page_id);
-	return n < 0 ? n : 0;
-}
-
-static int exec_free(const struct ctl_caller *who, struct ctl_exec *x)
-{
-	struct kmem_cache *s = NULL;
-	struct ctl_cache *cc = NULL;
-	unsigned int kinds = CTL_KINDS_OBJECT;
-	int n;
-
-	if (x->op == MEMCGFS_OP_FREE_PAGES) {
-		kinds = CTL_KINDS_PAGES;
-	} else if (x->op == MEMCGFS_OP_KMEM_CACHE_FREE) {
-		int err = ctl_cache_get(x->name, &s, &cc);
-
-		if (err == -ENOENT)
-			return fail(x, err, "no cache named %s", x->name);
-		if (err)
-			return fail(x, err, "%s is one of memcgfs's internal caches", x->name);
-	}
-	n = check_handles(who, x, kinds, s, x->op == MEMCGFS_OP_KFREE, true);
-	if (n < 0) {
-		ctl_cache_put(cc);
-		return n;
-	}
-	free_claimed(tls_claims, (unsigned int)n, x->op == MEMCGFS_OP_KMEM_CACHE_FREE);
-	ctl_handles_release(tls_claims, (unsigned int)n);
-	ctl_cache_put(cc);
-	return 0;
-}
-
-static int exec_create(const struct ctl_caller *who, struct ctl_exec *x)
-{
-	int err;
-
-	if (!x->size || x->size > KMALLOC_MAX_SIZE)
-		return fail(x, -EINVAL, "object size %" PRIu64 " outside 1..%zu", x->size,
-			    (size_t)KMALLOC_MAX_SIZE);
-	err = ctl_cache_create(x->name, (unsigned int)x->size, x->align, x->sflags, who->uid,
-			       &x->info);
-	switch (err) {
-	case 0:
-		return 0;
-	case -EEXIST:
-		return fail(x, err, "a cache named %s exists", x->name);
-	case -EINVAL:
-		return fail(x, err, "bad cache geometry (align %u must be 0 or a power of two "
-			    "up to %zu)", x->align, (size_t)KMALLOC_MAX_SIZE);
-	case -ENOMEM:
-		return fail(x, err, "cannot create %s: out of memory or too many caches%s", x->name,
-			    x->sflags & SLAB_PANIC ? " (SLAB_PANIC: an error here, not a panic)" : "");
-	default:
-		return fail(x, err, "cannot create %s", x->name);
-	}
-}
-
-static int exec_destroy(const struct ctl_caller *who, struct ctl_exec *x)
-{
-	int err = ctl_cache_destroy(x->name, who->uid);
-
-	switch (err) {
-	case 0:
-		return 0;
-	case -ENOENT:
-		return fail(x, err, "no cache named %s", x->name);
-	case -EPERM:
-		return fail(x, err, "%s was not created by this user through memcgfs.ctl", x->name);
-	case -EBUSY:
-		return fail(x, err, "%s still has objects", x->name);
-	default:
-		return fail(x, err, "cannot destroy %s", x->name);
-	}
-}
-
-static int exec_op(const struct ctl_caller *who, struct alloc_ctx *ctx, struct ctl_exec *x)
-{
-	ctx->site = x->site;
-	switch (x->op) {
-	case MEMCGFS_OP_KMALLOC:
-	case MEMCGFS_OP_KMEM_CACHE_ALLOC:
-	case MEMCGFS_OP_ALLOC_PAGES:
-		return exec_alloc(who, x);
-	case MEMCGFS_OP_KFREE:
-	case MEMCGFS_OP_KMEM_CACHE_FREE:
-	case MEMCGFS_OP_FREE_PAGES:
-		return exec_free(who, x);
-	case MEMCGFS_OP_KMEM_CACHE_CREATE:
-		return exec_create(who, x);
-	case MEMCGFS_OP_KMEM_CACHE_DESTROY:
-		return exec_destroy(who, x);
-	case MEMCGFS_OP_DRAIN:
-		memcg_drain();
-		return 0;
-	case MEMCGFS_OP_WHOAMI:
-		return 0;
-	case MEMCGFS_OP_MARK_PAGE_ACCESSED:
-		return exec_mark(who, x);
-	default:
-		return fail(x, -EINVAL, "unknown operation %d", x->op);
-	}
-}
-
-/* Act as the caller: memcg's current task, the trace's COMM-PID. */
-static void caller_enter(const struct ctl_caller *who, struct alloc_ctx *ctx)
-{
-	memset(ctx, 0, sizeof(*ctx));
-	ctx->pid = who->tid ? who->tid : who->pid;
-	memcpy(ctx->comm, who->comm, sizeof(ctx->comm));
-	ctx->comm[sizeof(ctx->comm) - 1] = '\0';
-	alloc_set_ctx(ctx);
-	memcg_set_current(who->task);
-}
-
-static void caller_leave(void)
-{
-	memcg_set_current(NULL);
-	alloc_set_ctx(NULL);
 }
 
 /* ---- sessions and replies ---- */
@@ -772,11 +375,11 @@ static int parse_handles(char **argv, int argc, struct ctl_exec *x)
 	 * A malformed handle is refused in its turn: the first bad handle in
 	 * request order decides the errno (another user's before it: EPERM).
 	 */
-	x->in = tls_handles;
+	x->in = ctl_handle_scratch;
 	x->nin = 0;
 	x->malformed = NULL;
 	for (int i = 0; i < argc && !x->malformed; i++) {
-		if (parse_handle(argv[i], &tls_handles[i]))
+		if (parse_handle(argv[i], &ctl_handle_scratch[i]))
 			x->malformed = argv[i];
 		else
 			x->nin++;
@@ -954,10 +557,10 @@ static int text_request(struct ctl_session *s, const struct ctl_caller *who,
 	if (err)
 		return fail(x, err, "no memory for the reply");
 
-	x->out = tls_handles;
-	caller_enter(who, &ctx);
-	err = exec_op(who, &ctx, x);
-	caller_leave();
+	x->out = ctl_handle_scratch;
+	ctl_caller_enter(who, &ctx);
+	err = ctl_exec_op(who, &ctx, x);
+	ctl_caller_leave();
 	if (err)
 		return err;
 
@@ -998,246 +601,6 @@ int ctl_request(struct ctl_session *s, const struct ctl_caller *who,
 		reply_error(s, err, x.detail[0] ? x.detail : "failed");
 	pthread_mutex_unlock(&s->lock);
 	return err;
-}
-
-/* ---- the ioctl batch ---- */
-struct batch {
-	const unsigned char *in;	/* the client's copy: inputs */
-	unsigned char *out;		/* results */
-	unsigned int nr_ops;
-	unsigned int words;		/* 8-byte words after the header */
-};
-
-static inline size_t slot_off(unsigned int slot)
-{
-	return sizeof(struct memcgfs_ctl_hdr) + (size_t)slot * 8;
-}
-
-/* Slots [slot, slot+n) lie after the operations and inside the batch. */
-static bool slots_ok(const struct batch *b, unsigned int slot, unsigned int n)
-{
-	return slot >= MEMCGFS_CTL_FIRST_SLOT(b->nr_ops) && slot <= b->words &&
-	       n <= b->words - slot;
-}
-
-/* A NUL-terminated string at a slot, at most max bytes with the NUL. */
-static const char *slot_string(const struct batch *b, unsigned int slot, size_t max)
-{
-	const char *s;
-	size_t room;
-
-	if (!slots_ok(b, slot, 1))
-		return NULL;
-	s = (const char *)b->in + slot_off(slot);
-	room = (size_t)(b->words - slot) * 8;
-	if (room > max)
-		room = max;
-	if (!memchr(s, '\0', room))
-		return NULL;
-	return s;
-}
-
-static bool printable_word(const char *s)
-{
-	if (!*s)
-		return false;
-	for (; *s; s++)
-		if ((unsigned char)*s <= 0x20 || (unsigned char)*s >= 0x7f)
-			return false;
-	return true;
-}
-
-/* Decode one operation of a batch into x (inputs copied to aligned scratch). */
-static int batch_decode(const struct batch *b, const struct memcgfs_ctl_op *op,
-			struct ctl_exec *x, char *name, char *site)
-{
-	unsigned int count = op->count;
-	const char *str;
-
-	x->op = op->op;
-	x->count = 1;
-	if (op->opflags & ~MEMCGFS_OPF_SITE)
-		return fail(x, -EINVAL, "unknown opflags");
-	if (op->opflags & MEMCGFS_OPF_SITE) {
-		str = slot_string(b, op->site, MEMCGFS_CTL_SITE_MAX);
-		if (!str || !printable_word(str))
-			return fail(x, -EINVAL, "bad site");
-		strcpy(site, str);
-		x->site = site;
-	}
-	switch (op->op) {
-	case MEMCGFS_OP_KMEM_CACHE_CREATE:
-	case MEMCGFS_OP_KMEM_CACHE_ALLOC:
-	case MEMCGFS_OP_KMEM_CACHE_FREE:
-	case MEMCGFS_OP_KMEM_CACHE_DESTROY:
-		str = slot_string(b, op->name, MEMCGFS_CTL_NAME_MAX);
-		if (!str || !printable_word(str))
-			return fail(x, -EINVAL, "bad cache name");
-		strcpy(name, str);
-		x->name = name;
-		break;
-	}
-	switch (op->op) {
-	case MEMCGFS_OP_KMALLOC:
-	case MEMCGFS_OP_KMEM_CACHE_ALLOC:
-	case MEMCGFS_OP_ALLOC_PAGES:
-		if (!count)
-			count = 1;
-		if (count > CTL_MAX_COUNT || !slots_ok(b, op->slot, count))
-			return fail(x, -EINVAL, "bad count or slots");
-		x->count = count;
-		if (op->op == MEMCGFS_OP_ALLOC_PAGES) {
-			if (op->type >= NR_MEMCG_PAGE_TYPES || op->order > MAX_PAGE_ORDER)
-				return fail(x, -EINVAL, "bad page type or order");
-			x->ptype = (enum memcg_page_type)op->type;
-			x->order = op->order;
-			return 0;
-		}
-		if (op->flags & ~MEMCGFS_GFP_VALID)
-			return fail(x, -EINVAL, "unknown gfp bits");
-		x->gfp = op->flags ? op->flags : GFP_KERNEL;
-		if (op->op == MEMCGFS_OP_KMALLOC) {
-			if (!op->size || op->size > KMALLOC_MAX_SIZE)
-				return fail(x, -EINVAL, "bad size");
-			x->size = op->size;
-		}
-		return 0;
-	case MEMCGFS_OP_KFREE:
-	case MEMCGFS_OP_KMEM_CACHE_FREE:
-	case MEMCGFS_OP_FREE_PAGES:
-	case MEMCGFS_OP_MARK_PAGE_ACCESSED:
-		if (!count || count > CTL_MAX_COUNT || !slots_ok(b, op->slot, count))
-			return fail(x, -EINVAL, "bad count or slots");
-		memcpy(tls_handles, b->in + slot_off(op->slot), (size_t)count * 8);
-		x->in = tls_handles;
-		x->nin = count;
-		x->malformed = NULL;
-		return 0;
-	case MEMCGFS_OP_KMEM_CACHE_CREATE:
-		if (op->flags & ~SLAB_FLAGS_PERMITTED)
-			return fail(x, -EINVAL, "unknown slab flags");
-		if (count >= 2 && !slots_ok(b, op->slot, 2))
-			return fail(x, -EINVAL, "bad slots");
-		x->sflags = op->flags;
-		x->align = op->align;
-		x->size = op->size;
-		return 0;
-	case MEMCGFS_OP_KMEM_CACHE_DESTROY:
-	case MEMCGFS_OP_DRAIN:
-		return 0;
-	case MEMCGFS_OP_WHOAMI:
-		if (!count || !slots_ok(b, op->slot, count))
-			return fail(x, -EINVAL, "bad count or slots");
-		return 0;
-	default:
-		return fail(x, -EINVAL, "unknown operation");
-	}
-}
-
-/* Results of a successful operation into the returned copy. */
-static int batch_results(const struct batch *b, const struct ctl_caller *who,
-			 const struct memcgfs_ctl_op *op, const struct ctl_exec *x)
-{
-	unsigned char *slot = b->out + slot_off(op->slot);
-
-	switch (op->op) {
-	case MEMCGFS_OP_KMALLOC:
-	case MEMCGFS_OP_KMEM_CACHE_ALLOC:
-	case MEMCGFS_OP_ALLOC_PAGES:
-		memcpy(slot, x->out, (size_t)x->count * 8);
-		break;
-	case MEMCGFS_OP_KMEM_CACHE_CREATE:
-		if (op->count >= 2) {
-			struct memcgfs_ctl_cache_info ci = {
-				.objsize = x->info.object_size,
-				.size = x->info.size,
-				.objperslab = x->info.objects,
-				.pagesperslab = 1u << x->info.order,
-			};
-
-			memcpy(slot, &ci, sizeof(ci));
-		}
-		break;
-	case MEMCGFS_OP_WHOAMI: {
-		struct memcgfs_ctl_whoami w = { .pid = who->pid, .cpu = alloc_current_cpu() };
-		const char *cg = who->cgroup ? who->cgroup : "/";
-		size_t room = (size_t)(op->count - 1) * 8, l = strlen(cg);
-
-		memcpy(slot, &w, sizeof(w));
-		if (l + 1 > room) {
-			if (room) {
-				memcpy(slot + 8, cg, room - 1);
-				slot[8 + room - 1] = '\0';
-			}
-			return -ERANGE;
-		}
-		memcpy(slot + 8, cg, l + 1);
-		break;
-	}
-	}
-	return 0;
-}
-
-int ctl_ioctl(const struct ctl_caller *who, unsigned int cmd,
-	      const void *in_buf, size_t in_len, void *out_buf, size_t out_len)
-{
-	static __thread uint64_t in_copy[MEMCGFS_CTL_MAX_SIZE / 8];
-	struct memcgfs_ctl_hdr hdr;
-	struct batch b;
-	struct alloc_ctx ctx;
-	unsigned int size, done = 0, failed = 0;
-
-	if (_IOC_TYPE(cmd) != MEMCGFS_IOC_MAGIC || _IOC_NR(cmd) != MEMCGFS_IOC_NR_BATCH)
-		return -ENOTTY;
-	size = _IOC_SIZE(cmd);
-	if (_IOC_DIR(cmd) != (_IOC_READ | _IOC_WRITE) || size < MEMCGFS_CTL_MIN_SIZE ||
-	    size > MEMCGFS_CTL_MAX_SIZE || size % 8)
-		return -EINVAL;
-	if (!in_buf || in_len < size || !out_buf || out_len < size)
-		return -EINVAL;
-	/* inputs from a private copy: out_buf may be in_buf */
-	memcpy(in_copy, in_buf, size);
-	memcpy(&hdr, in_copy, sizeof(hdr));
-	if (hdr.version != MEMCGFS_CTL_VERSION || hdr.flags || hdr.reserved || !hdr.nr_ops ||
-	    MEMCGFS_CTL_BATCH_SIZE((size_t)hdr.nr_ops, 0) > size)
-		return -EINVAL;
-	memmove(out_buf, in_copy, size);
-	b.in = (const unsigned char *)in_copy;
-	b.out = out_buf;
-	b.nr_ops = hdr.nr_ops;
-	b.words = (size - (unsigned int)sizeof(struct memcgfs_ctl_hdr)) / 8;
-
-	caller_enter(who, &ctx);
-	for (unsigned int i = 0; i < b.nr_ops; i++) {
-		size_t off = slot_off(i * (unsigned int)MEMCGFS_CTL_OP_WORDS);
-		char name[MEMCGFS_CTL_NAME_MAX], site[MEMCGFS_CTL_SITE_MAX];
-		struct memcgfs_ctl_op op;
-		struct ctl_exec x;
-		int err;
-
-		memcpy(&op, b.in + off, sizeof(op));
-		memset(&x, 0, sizeof(x));
-		err = batch_decode(&b, &op, &x, name, site);
-		if (!err) {
-			x.out = tls_handles;
-			err = exec_op(who, &ctx, &x);
-			ctx.site = NULL;
-		}
-		if (!err)
-			err = batch_results(&b, who, &op, &x);
-		op.error = err;
-		memcpy(b.out + off + offsetof(struct memcgfs_ctl_op, error), &op.error,
-		       sizeof(op.error));
-		if (err)
-			failed++;
-		else
-			done++;
-	}
-	caller_leave();
-	hdr.nr_done = (uint16_t)done;
-	hdr.nr_failed = (uint16_t)failed;
-	memcpy(out_buf, &hdr, sizeof(hdr));
-	return 0;
 }
 
 /* ---- init ---- */

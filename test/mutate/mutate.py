@@ -59,12 +59,12 @@ MUTANTS = [
     ("fs/tree.c", "tree files", "\t\tif (a->nr_descendants >= (unsigned int)a->max_descendants || level >= a->max_depth) {", "\t\tif (a->nr_descendants > (unsigned int)a->max_descendants || level >= a->max_depth) {"),
     ("fs/ops.c", "tree files", "\tif (h->cg->removed)\n\t\treturn true;", "\tif (0)\n\t\treturn true;"),
     # ---- the control protocol ----
-    ("fs/ctl.c", "ctl", "\t\t\tif (!l || l > CTL_SITE_LEN)", "\t\t\tif (!l || l >= CTL_SITE_LEN)"),
-    ("fs/ctl.c", "ctl", "\tif (len > CTL_REQUEST_MAX)\n", "\tif (len > CTL_REQUEST_MAX + 1)\n"),
-    ("fs/ctl.c", "ctl", "\t\t\tif (parse_u64(w + 1, &v) || v < 1 || v > CTL_MAX_COUNT)", "\t\t\tif (parse_u64(w + 1, &v) || v < 1 || v >= CTL_MAX_COUNT)"),
-    ("fs/ctl.c", "ctl", "\t       n <= b->words - slot;", "\t       n <= b->words - slot + 1;"),
-    ("fs/ctl_handles.c", "ctl", "\t\tif (uid != 0 && h->uid != (uint32_t)uid) {", "\t\tif (h->uid != (uint32_t)uid) {"),
-    ("fs/ctl_handles.c", "ctl", "\t\t\t\ttwice |= tokens[j] == tokens[i];", "\t\t\t\ttwice |= false;"),
+    ("fs/ctl/ctl.c", "ctl", "\t\t\tif (!l || l > CTL_SITE_LEN)", "\t\t\tif (!l || l >= CTL_SITE_LEN)"),
+    ("fs/ctl/ctl.c", "ctl", "\tif (len > CTL_REQUEST_MAX)\n", "\tif (len > CTL_REQUEST_MAX + 1)\n"),
+    ("fs/ctl/ctl.c", "ctl", "\t\t\tif (parse_u64(w + 1, &v) || v < 1 || v > CTL_MAX_COUNT)", "\t\t\tif (parse_u64(w + 1, &v) || v < 1 || v >= CTL_MAX_COUNT)"),
+    ("fs/ctl/batch.c", "ctl", "\t       n <= b->words - slot;", "\t       n <= b->words - slot + 1;"),
+    ("fs/ctl/handles.c", "ctl", "\t\tif (uid != 0 && h->uid != (uint32_t)uid) {", "\t\tif (h->uid != (uint32_t)uid) {"),
+    ("fs/ctl/handles.c", "ctl", "\t\t\t\ttwice |= tokens[j] == tokens[i];", "\t\t\t\ttwice |= false;"),
     ("client/batch.c", "client", "\tif (op_allocates(op->op) && (op->count > MEMCGFS_CTL_MAX_COUNT || !op->handles))", "\tif (op_allocates(op->op) && (op->count >= MEMCGFS_CTL_MAX_COUNT || !op->handles))"),
 ]
 
