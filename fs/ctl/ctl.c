@@ -71,6 +71,30 @@
 #define CTL_HANDLE_HEX		16
 #define CTL_MIN_REPLY		512u
 
+/* The ABI's constants are the kernel's, as alloc/ and memcg/ use them. */
+_Static_assert(MEMCGFS_GFP_ACCOUNT == __GFP_ACCOUNT, "gfp ABI");
+_Static_assert(MEMCGFS_GFP_KERNEL == GFP_KERNEL, "gfp ABI");
+_Static_assert(MEMCGFS_GFP_RECLAIMABLE == __GFP_RECLAIMABLE, "gfp ABI");
+_Static_assert(MEMCGFS_GFP_ZERO == __GFP_ZERO, "gfp ABI");
+_Static_assert(MEMCGFS_GFP_NOFAIL == __GFP_NOFAIL, "gfp ABI");
+_Static_assert(MEMCGFS_GFP_NORETRY == __GFP_NORETRY, "gfp ABI");
+_Static_assert(MEMCGFS_GFP_NOWARN == __GFP_NOWARN, "gfp ABI");
+_Static_assert(MEMCGFS_SLAB_HWCACHE_ALIGN == SLAB_HWCACHE_ALIGN, "slab ABI");
+_Static_assert(MEMCGFS_SLAB_RECLAIM_ACCOUNT == SLAB_RECLAIM_ACCOUNT, "slab ABI");
+_Static_assert(MEMCGFS_SLAB_PANIC == SLAB_PANIC, "slab ABI");
+_Static_assert(MEMCGFS_SLAB_NO_MERGE == SLAB_NO_MERGE, "slab ABI");
+_Static_assert(MEMCGFS_SLAB_ACCOUNT == SLAB_ACCOUNT, "slab ABI");
+_Static_assert(MEMCGFS_PAGE_ANON == MEMCG_PAGE_ANON && MEMCGFS_PAGE_FILE == MEMCG_PAGE_FILE &&
+	       MEMCGFS_PAGE_SHMEM == MEMCG_PAGE_SHMEM &&
+	       MEMCGFS_PAGE_KERNEL_STACK == MEMCG_PAGE_KERNEL_STACK &&
+	       MEMCGFS_PAGE_PAGETABLES == MEMCG_PAGE_PAGETABLES &&
+	       MEMCGFS_PAGE_PERCPU == MEMCG_PAGE_PERCPU && MEMCGFS_PAGE_SOCK == MEMCG_PAGE_SOCK &&
+	       MEMCGFS_PAGE_VMALLOC == MEMCG_PAGE_VMALLOC && NR_MEMCG_PAGE_TYPES == 8,
+	       "page type ABI");
+_Static_assert(MEMCGFS_CTL_MAX_SIZE <= 16383, "FUSE restricted ioctl size");
+_Static_assert(MEMCGFS_CTL_NAME_MAX == 64, "alloc's kmem_cache names hold 63 characters");
+_Static_assert(MEMCGFS_CTL_SITE_MAX == 40, "alloc's trace keeps 39 characters of site=");
+
 struct ctl_session {
 	pthread_mutex_t lock;
 	char *reply;
