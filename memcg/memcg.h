@@ -21,6 +21,7 @@
 
 #include "alloc.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -270,6 +271,63 @@ struct shrinker {
 };
 void register_shrinker(struct shrinker *s);
 void unregister_shrinker(struct shrinker *s);
+
+/*
+ * list_lru (list_lru.c, the kernel's mm/list_lru.c): a shrinker's objects on
+ * one list per obj_cgroup, oldest first, so that reclaim of a memcg walks
+ * only the objects charged to it (objects charged to nobody are the root's).
+ * An item is named by a 32-bit id of its owner (an index into its table)
+ * and links through a struct list_lru_node that the owner embeds in it and
+ * that node(id) finds.  The owner's lock (lock) guards the lists and the
+ * items' state alike: list_lru_count_one, list_lru_walk_one and
+ * list_lru_count take it, every other call is made with it held.  An item
+ * on a list is counted while it is live (the walk may isolate it): the owner
+ * says which at add and del and when it changes (list_lru_set_live).
+ */
+struct list_lru_one;
+struct list_lru_node {
+	uint32_t prev, next;		/* on its list: ids + 1, 0 at the ends */
+	struct list_lru_one *list;	/* its objcg's list (referenced), or NULL */
+};
+#define LIST_LRU_BUCKETS	256u
+struct list_lru {
+	pthread_mutex_t *lock;				/* the owner's */
+	struct list_lru_node *(*node)(uint32_t id);
+	struct list_lru_one *hash[LIST_LRU_BUCKETS];	/* lists by objcg */
+	struct list_lru_one *lists;			/* every list */
+	unsigned long nr_items;				/* on a list, live or not */
+};
+/* The item's list for objcg (made if new, referenced); -ENOMEM. */
+int list_lru_attach(struct list_lru *lru, struct list_lru_node *n, struct obj_cgroup *objcg);
+/* Off its list if on it (live: it was counted), the list's reference dropped. */
+void list_lru_detach(struct list_lru *lru, uint32_t id, bool live);
+/* An attached item to its list's tail (the newest). */
+void list_lru_add(struct list_lru *lru, uint32_t id, bool live);
+bool list_lru_on_list(const struct list_lru *lru, const struct list_lru_node *n);
+/* An item's liveness changed (counted if it is on a list). */
+void list_lru_set_live(struct list_lru *lru, const struct list_lru_node *n, bool live);
+/* Live items whose objcg charges memcg now (for the root, also nobody's). */
+unsigned long list_lru_count_one(struct list_lru *lru, struct mem_cgroup *memcg);
+/*
+ * list_lru_walk_one - memcg's lists from their oldest item, isolate(id)
+ * called on each until nr_to_walk items were isolated (isolate returns true
+ * for those it took; it runs with the lock held).  Returns the number taken.
+ */
+unsigned long list_lru_walk_one(struct list_lru *lru, struct mem_cgroup *memcg,
+				bool (*isolate)(uint32_t id, void *arg), void *arg,
+				unsigned long nr_to_walk);
+/* Items on a list, live or not. */
+unsigned long list_lru_count(struct list_lru *lru);
+/* Every list freed (the items are the owner's to forget). */
+void list_lru_destroy(struct list_lru *lru);
+/*
+ * list_lru_check - every list well linked (max_id bounds a walk) and its
+ * live count true (live(id) says): 0, or -EUCLEAN and the first violation.
+ * *listed: the items found on the lists; *refs: the lists' references,
+ * which are the attached items.
+ */
+int list_lru_check(const struct list_lru *lru, bool (*live)(uint32_t id), uint32_t max_id,
+		   uint32_t *listed, uint32_t *refs, char *msg, size_t len);
 
 /* The memcg an object is charged to now (after reparenting); NULL if none. */
 struct mem_cgroup *mem_cgroup_from_obj(const void *obj);

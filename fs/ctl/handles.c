@@ -12,16 +12,12 @@
  * The shrinker's lists hold the reclaimable objects of committed requests,
  * oldest first (a request's own allocations join them only when the request
  * succeeds, so reclaim never eats a request's first objects to make room for
- * its later ones), one list per obj_cgroup the objects are charged to (the
- * kernel's memcg-aware list_lru, keyed by objcg because objcgs get
- * reparented: a list follows its objcg to the parent without a move).
- * Counting for a memcg sums the lists whose objcg charges that memcg now,
- * O(lists), not O(objects); scanning walks only those lists.  A list's
- * objcg is alive while the list holds a live entry (the object's charge
- * keeps it), so only such lists are looked at; the list itself lives while
- * any entry (live or being freed) names it.  A new list is allocated at
- * publish: the one publish that can fail for want of memory, and its
- * caller frees the object and fails the request.
+ * its later ones), one list per obj_cgroup the objects are charged to: a
+ * memcg-aware list_lru (memcg/list_lru.c, under this table's mutex, linking
+ * entries by index).  This file keeps what is about handles: which entries
+ * join, and the claim and free of the ones reclaim takes.  A new list is
+ * allocated at publish: the one publish that can fail for want of memory,
+ * and its caller frees the object and fails the request.
  *
  * A token is (generation << 32 | index) through a 4-round Feistel
  * permutation keyed at start-up: bijective, so decoding is exact; opaque
@@ -59,12 +55,10 @@ struct handle {
 	uint32_t gen;
 	uint32_t uid;
 	uint32_t next;			/* hash chain or free list: index + 1, 0 = end */
-	uint32_t lru_prev, lru_next;	/* its group's list, index + 1 */
-	struct lru_group *grp;		/* a reclaimable object's: its objcg's list */
+	struct list_lru_node lru;	/* a reclaimable object's: its objcg's list */
 	struct obj_cgroup *objcg;	/* charged for the entry (NULL: not accounted) */
 	uint8_t kind;
 	uint8_t state;
-	uint8_t on_lru;
 	_Atomic uint8_t forgotten;
 };
 
@@ -97,23 +91,6 @@ static uint32_t nr_live;
 static uint32_t *buckets;		/* index + 1 */
 static uint32_t nr_buckets;		/* power of two */
 static uint32_t nr_indexed;
-/*
- * The reclaimable objects charged to one objcg (NULL: charged to nobody,
- * reclaimed by the root).  refs: entries whose grp is this one.
- */
-struct lru_group {
-	struct obj_cgroup *objcg;
-	struct lru_group *hnext;		/* hash chain */
-	struct lru_group *prev, *next;		/* every group */
-	uint32_t head, tail;			/* oldest, newest: index + 1 */
-	uint32_t nr_live;			/* live entries on the list */
-	uint32_t refs;
-};
-
-#define GROUP_BUCKETS	256u
-static struct lru_group *group_hash[GROUP_BUCKETS];
-static struct lru_group *groups;		/* every group */
-static uint32_t nr_lru;
 static uint32_t key[4];
 static struct {
 	uintptr_t addr;
@@ -123,6 +100,7 @@ static uint64_t nr_orphans;		/* recorded so far (the ring's head) */
 static _Atomic uint64_t forget_seq;	/* ctl_forget() calls so far */
 
 static struct shrinker ctl_shrinker;
+static struct list_lru ctl_lru;
 
 /*
  * Per-uid counters (util.c): handle_uids, live and reserved entries
@@ -265,103 +243,11 @@ static int grow_chunk(void)
 	return 0;
 }
 
-/* ---- the shrinker's lists: reclaimable objects by objcg, oldest first ---- */
-static unsigned int group_bucket(const struct obj_cgroup *objcg)
-{
-	return (unsigned int)((((uintptr_t)objcg >> 4) * 0x9e3779b97f4a7c15ull) >> 56) &
-	       (GROUP_BUCKETS - 1);
-}
-
-/* objcg's list, made if new (NULL: no memory for it).  Table lock held. */
-static struct lru_group *group_get(struct obj_cgroup *objcg)
-{
-	unsigned int b = group_bucket(objcg);
-	struct lru_group *g;
-
-	for (g = group_hash[b]; g; g = g->hnext)
-		if (g->objcg == objcg)
-			break;
-	if (!g) {
-		g = calloc(1, sizeof(*g));
-		if (!g)
-			return NULL;
-		g->objcg = objcg;
-		g->hnext = group_hash[b];
-		group_hash[b] = g;
-		g->next = groups;
-		if (groups)
-			groups->prev = g;
-		groups = g;
-	}
-	g->refs++;
-	return g;
-}
-
-static void group_put(struct lru_group *g)
-{
-	struct lru_group **pp;
-
-	if (--g->refs)
-		return;
-	for (pp = &group_hash[group_bucket(g->objcg)]; *pp != g; pp = &(*pp)->hnext)
-		;
-	*pp = g->hnext;
-	if (g->prev)
-		g->prev->next = g->next;
-	else
-		groups = g->next;
-	if (g->next)
-		g->next->prev = g->prev;
-	free(g);
-}
-
-static void lru_add_tail(uint32_t idx)
-{
-	struct handle *h = H(idx);
-	struct lru_group *g = h->grp;
-
-	h->lru_next = 0;
-	h->lru_prev = g->tail;
-	if (g->tail)
-		H(g->tail - 1)->lru_next = idx + 1;
-	else
-		g->head = idx + 1;
-	g->tail = idx + 1;
-	h->on_lru = 1;
-	if (h->state == ST_LIVE)
-		g->nr_live++;
-	nr_lru++;
-}
-
-static void lru_del(uint32_t idx)
-{
-	struct handle *h = H(idx);
-	struct lru_group *g = h->grp;
-
-	if (h->lru_prev)
-		H(h->lru_prev - 1)->lru_next = h->lru_next;
-	else
-		g->head = h->lru_next;
-	if (h->lru_next)
-		H(h->lru_next - 1)->lru_prev = h->lru_prev;
-	else
-		g->tail = h->lru_prev;
-	h->lru_prev = h->lru_next = 0;
-	h->on_lru = 0;
-	if (h->state == ST_LIVE)
-		g->nr_live--;
-	nr_lru--;
-}
-
-/* Every state change but to ST_FREE: a group counts its live entries. */
+/* Every state change but to ST_FREE: its shrinker list counts live entries. */
 static void set_state(struct handle *h, uint8_t state)
 {
-	if (h->on_lru && (h->state == ST_LIVE) != (state == ST_LIVE)) {
-		if (state == ST_LIVE)
-			h->grp->nr_live++;
-		else
-			h->grp->nr_live--;
-	}
+	if ((h->state == ST_LIVE) != (state == ST_LIVE))
+		list_lru_set_live(&ctl_lru, &h->lru, state == ST_LIVE);
 	h->state = state;
 }
 
@@ -386,12 +272,7 @@ static struct obj_cgroup *entry_free(uint32_t idx)
 	struct obj_cgroup *objcg = h->objcg;
 
 	index_del(idx);
-	if (h->on_lru)
-		lru_del(idx);
-	if (h->grp) {
-		group_put(h->grp);
-		h->grp = NULL;
-	}
+	list_lru_detach(&ctl_lru, idx, h->state == ST_LIVE);
 	if (h->cc)
 		ctl_cache_put(h->cc);
 	(void)uid_count_add(&handle_uids, h->uid, -1);
@@ -531,14 +412,7 @@ void ctl_handles_exit(void)
 	buckets = NULL;
 	nr_buckets = nr_entries = free_head = nr_free = nr_reserved = 0;
 	nr_live = nr_indexed = 0;
-	nr_lru = 0;
-	while (groups) {
-		struct lru_group *g = groups;
-
-		groups = g->next;
-		free(g);
-	}
-	memset(group_hash, 0, sizeof(group_hash));
+	list_lru_destroy(&ctl_lru);
 	fs_uid_counts_clear(&handle_uids);
 	atomic_store(&forget_seq, 0);
 	nr_orphans = 0;
@@ -622,7 +496,6 @@ int ctl_handles_publish(void *addr, enum ctl_kind kind, struct kmem_cache *cache
 {
 	struct obj_cgroup *stale[4];
 	unsigned int nstale = 0;
-	struct lru_group *grp = NULL;
 	struct handle *h;
 	uint32_t idx, i;
 	int ret = 0;
@@ -652,17 +525,14 @@ int ctl_handles_publish(void *addr, enum ctl_kind kind, struct kmem_cache *cache
 		}
 		i = next;
 	}
-	/* the objcg is the object's for good: its list now, or no handle */
-	if (reclaimable) {
-		grp = group_get(alloc_obj_objcg(addr));
-		if (!grp) {
-			ret = -ENOMEM;
-			goto unreserve;
-		}
-	}
-	nr_reserved--;
 	idx = free_head - 1;		/* reserved: the free list has it */
 	h = H(idx);
+	/* the objcg is the object's for good: its list now, or no handle */
+	if (reclaimable && list_lru_attach(&ctl_lru, &h->lru, alloc_obj_objcg(addr))) {
+		ret = -ENOMEM;
+		goto unreserve;
+	}
+	nr_reserved--;
 	free_head = h->next;
 	nr_free--;
 	nr_live++;
@@ -675,9 +545,7 @@ int ctl_handles_publish(void *addr, enum ctl_kind kind, struct kmem_cache *cache
 	h->objcg = objcg;
 	h->uid = (uint32_t)uid;
 	h->kind = (uint8_t)kind;
-	h->on_lru = 0;
 	h->state = ST_LIVE;
-	h->grp = grp;
 	atomic_store_explicit(&h->forgotten, 0, memory_order_relaxed);
 	*token = encode(idx, h->gen);
 	while (*token == 0) {		/* 0 is NULL: skip that generation */
@@ -878,8 +746,8 @@ bool ctl_handles_commit(const uint64_t *tokens, unsigned int n)
 		uint32_t idx = 0;
 		struct handle *h = lookup(tokens[i], &idx);
 
-		if (h->grp && !h->on_lru)
-			lru_add_tail(idx);
+		if (h->lru.list && !list_lru_on_list(&ctl_lru, &h->lru))
+			list_lru_add(&ctl_lru, idx, h->state == ST_LIVE);
 	}
 	pthread_mutex_unlock(&tab_lock);
 	return ok;
@@ -959,34 +827,49 @@ void ctl_forget(const void *addr)
 }
 
 /* ---- the shrinker: reclaim takes reclaimable objects, oldest first ---- */
-/*
- * A group whose objects are charged to memcg itself now (reclaim visits each
- * memcg of a subtree); for the root, also the objects charged to nobody
- * (global reclaim).  Only groups with a live entry: their objcg is alive.
- */
-static bool group_charges(const struct lru_group *g, struct mem_cgroup *memcg)
+/* The lists (memcg/list_lru.c) link entries by index, through their lru node. */
+static struct list_lru_node *lru_node(uint32_t idx)
 {
-	if (!g->nr_live)
-		return false;
-	if (!g->objcg)
-		return mem_cgroup_is_root(memcg);
-	return obj_cgroup_memcg(g->objcg) == memcg;
+	return &H(idx)->lru;
 }
+
+static struct list_lru ctl_lru = {
+	.lock = &tab_lock,
+	.node = lru_node,
+};
 
 static unsigned long ctl_shrink_count(struct shrinker *sh, struct mem_cgroup *memcg)
 {
-	unsigned long n = 0;
-
 	(void)sh;
-	pthread_mutex_lock(&tab_lock);
-	for (const struct lru_group *g = groups; g; g = g->next)
-		if (group_charges(g, memcg))
-			n += g->nr_live;
-	pthread_mutex_unlock(&tab_lock);
-	return n;
+	return list_lru_count_one(&ctl_lru, memcg);
 }
 
 #define SHRINK_BATCH	64u
+
+struct shrink_batch {
+	struct ctl_claim c[SHRINK_BATCH];
+	unsigned int n;
+};
+
+/* The walk's isolate: a live entry is claimed into the batch (table lock held). */
+static bool shrink_claim(uint32_t idx, void *arg)
+{
+	struct shrink_batch *b = arg;
+	struct ctl_claim *c = &b->c[b->n];
+	struct handle *h = H(idx);
+
+	if (h->state != ST_LIVE)
+		return false;
+	set_state(h, ST_BUSY);
+	c->idx = idx;
+	c->kind = h->kind;
+	c->addr = h->addr;
+	c->cache = h->cache;
+	c->forgotten = &h->forgotten;
+	c->objcg = h->objcg;
+	b->n++;
+	return true;
+}
 
 /*
  * Free up to nr: claimed under the table lock like a client's free (so a
@@ -996,7 +879,7 @@ static unsigned long ctl_shrink_count(struct shrinker *sh, struct mem_cgroup *me
 static unsigned long ctl_shrink_scan(struct shrinker *sh, struct mem_cgroup *memcg,
 				     unsigned long nr)
 {
-	struct ctl_claim c[SHRINK_BATCH];
+	struct shrink_batch b;
 	const struct alloc_ctx *ctx = alloc_get_ctx();
 	struct alloc_ctx noside;
 	unsigned long freed = 0;
@@ -1009,39 +892,21 @@ static unsigned long ctl_shrink_scan(struct shrinker *sh, struct mem_cgroup *mem
 		alloc_set_ctx(&noside);
 	}
 	while (freed < nr) {
-		unsigned int n = 0;
+		unsigned int n;
 
-		pthread_mutex_lock(&tab_lock);
-		for (struct lru_group *g = groups; g && n < SHRINK_BATCH && freed + n < nr;
-		     g = g->next) {
-			if (!group_charges(g, memcg))
-				continue;
-			for (uint32_t i = g->head; i && n < SHRINK_BATCH && freed + n < nr;
-			     i = H(i - 1)->lru_next) {
-				struct handle *h = H(i - 1);
-
-				if (h->state != ST_LIVE)
-					continue;
-				set_state(h, ST_BUSY);
-				c[n].idx = i - 1;
-				c[n].kind = h->kind;
-				c[n].addr = h->addr;
-				c[n].cache = h->cache;
-				c[n].forgotten = &h->forgotten;
-				c[n].objcg = h->objcg;
-				n++;
-			}
-		}
-		pthread_mutex_unlock(&tab_lock);
+		b.n = 0;
+		list_lru_walk_one(&ctl_lru, memcg, shrink_claim, &b,
+				  nr - freed < SHRINK_BATCH ? nr - freed : SHRINK_BATCH);
+		n = b.n;
 		if (!n)
 			break;
 		for (unsigned int k = 0; k < n; k++) {
-			if (c[k].kind == CTL_KIND_CACHE)
-				kmem_cache_free(c[k].cache, c[k].addr);
+			if (b.c[k].kind == CTL_KIND_CACHE)
+				kmem_cache_free(b.c[k].cache, b.c[k].addr);
 			else
-				kfree(c[k].addr);
+				kfree(b.c[k].addr);
 		}
-		ctl_handles_release(c, n);
+		ctl_handles_release(b.c, n);
 		freed += n;
 	}
 	if (ctx->site)
@@ -1056,12 +921,7 @@ static struct shrinker ctl_shrinker = {
 
 unsigned long ctl_handles_nr_reclaimable(void)
 {
-	unsigned long n;
-
-	pthread_mutex_lock(&tab_lock);
-	n = nr_lru;
-	pthread_mutex_unlock(&tab_lock);
-	return n;
+	return list_lru_count(&ctl_lru);
 }
 
 /* ---- the invariant checker (check_fail: alloc.h) ---- */
@@ -1071,6 +931,11 @@ static int sum_counts(uid_t uid, uint32_t n, void *arg)
 		return 1;
 	*(uint32_t *)arg += n;
 	return 0;
+}
+
+static bool entry_live(uint32_t idx)
+{
+	return H(idx)->state == ST_LIVE;
 }
 
 /* Table lock held. */
@@ -1083,19 +948,14 @@ static int check_locked(char *msg, size_t len)
 		const struct handle *h = H(idx);
 
 		if (h->state == ST_FREE) {
-			if (h->on_lru || h->grp || h->addr)
+			if (h->lru.list || h->addr)
 				return check_fail(msg, len, "handle %u: free but still in use", idx);
 			continue;
 		}
 		live++;
 		nonroot_live += h->uid != 0;
-		if (h->on_lru) {
-			on_lru++;
-			if (!h->grp)
-				return check_fail(msg, len, "handle %u: on a shrinker list without one",
-						  idx);
-		}
-		named += h->grp != NULL;
+		on_lru += list_lru_on_list(&ctl_lru, &h->lru);
+		named += h->lru.list != NULL;
 	}
 	for (uint32_t i = free_head; i; i = H(i - 1)->next) {
 		if (H(i - 1)->state != ST_FREE)
@@ -1120,30 +980,11 @@ static int check_locked(char *msg, size_t len)
 				  nr_free, indexed, nr_indexed);
 	if (nr_free < nr_reserved)
 		return check_fail(msg, len, "%u entries reserved but %u free", nr_reserved, nr_free);
-	for (const struct lru_group *g = groups; g; g = g->next) {
-		uint32_t n = 0, nl = 0, prev = 0;
-
-		for (uint32_t i = g->head; i; prev = i, i = H(i - 1)->lru_next) {
-			const struct handle *h = H(i - 1);
-
-			if (h->grp != g || !h->on_lru || h->lru_prev != prev)
-				return check_fail(msg, len, "a shrinker list is broken at handle %u",
-						  i - 1);
-			if (++n > on_lru)
-				return check_fail(msg, len, "a shrinker list loops");
-			nl += h->state == ST_LIVE;
-		}
-		if (prev != g->tail)
-			return check_fail(msg, len, "a shrinker list's tail is not its last entry");
-		if (nl != g->nr_live || !g->refs)
-			return check_fail(msg, len, "a shrinker list: %u live (counted %u), %u references",
-					  nl, g->nr_live, g->refs);
-		lists += n;
-		refs += g->refs;
-	}
-	if (lists != on_lru || on_lru != nr_lru)
-		return check_fail(msg, len, "%u handles on shrinker lists, %u listed, %u counted",
-				  on_lru, lists, nr_lru);
+	if (list_lru_check(&ctl_lru, entry_live, nr_entries, &lists, &refs, msg, len))
+		return -EUCLEAN;
+	if (lists != on_lru || on_lru != ctl_lru.nr_items)
+		return check_fail(msg, len, "%u handles on shrinker lists, %u listed, %lu counted",
+				  on_lru, lists, ctl_lru.nr_items);
 	if (named != refs)
 		return check_fail(msg, len, "%u handles name a shrinker list, the lists count %u",
 				  named, refs);
