@@ -26,8 +26,6 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
-extern const struct fuse_lowlevel_ops fs_ll_ops;
-
 static pthread_t main_thread;
 static pthread_t control_thread;
 static struct fuse_session *session;
