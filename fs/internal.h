@@ -6,7 +6,7 @@
  * logic.  A request is routed by ops.c to the cgroup tree (tree.c), a
  * file's handler (files.c for cgroup core files, memcg's table for
  * memory.*, rootfiles.c for memcgfs's own files), the process tracker
- * (procs.c), the deferred-reply facility (defer.c) or change notification
+ * (procs_track.c, procs.c for the cgroup files), the deferred-reply facility (defer.c) or change notification
  * (notify.c).  Errors are negative errno values everywhere below ops.c;
  * only ops.c and the deferred completions turn them into replies.
  *
@@ -29,7 +29,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
+#include <unistd.h>
 #include <syslog.h>
 
 #include "alloc.h"
@@ -300,7 +302,7 @@ ssize_t fs_xattr_list(struct cgroup *cg, unsigned int idx, bool trusted, char *b
 /* Nodes gone: the files with any of 'flags' (FF_MEMCG), or (0) all of cg's. */
 void fs_xattr_drop(struct cgroup *cg, unsigned int flags);
 
-/* ---- process tracking (procs.c) ---- */
+/* ---- process tracking (procs_track.c) and cgroup.procs & co. (procs.c) ---- */
 /*
  * A tracked process: a client that made a request, or any process in a
  * child cgroup (moved there, or forked by one that is).  Each is a memcg
@@ -349,7 +351,7 @@ void procs_exit(void);
 /*
  * procs_set_pidfd_budget - how many pidfds (processes and threads) tracking
  * may hold; past it a new process stays untracked, said in the log
- * (procs.c: untracked_nofile).
+ * (procs_track.c: untracked_nofile).
  */
 void procs_set_pidfd_budget(long budget);
 /* Start the tracker thread (after daemonising). */
@@ -413,6 +415,46 @@ int procs_throttle(struct proc *p, bool stop);
 /* realmem.c: look at the files of every member (fanotify lost events). */
 void procs_mark_file_scan(void);
 bool procs_take_file_scan(struct proc *p);
+
+/*
+ * Between procs_track.c (the tables, pidfds, /proc) and procs.c (the
+ * cgroup files' semantics).  Tables and membership change under procs_lock
+ * (write).
+ */
+/* A process's /proc/PID/stat, the fields tracking reads. */
+struct pstat {
+	pid_t ppid;
+	char state;
+	unsigned long flags;
+	unsigned long long utime, stime, start;
+	long nice;
+	char comm[16];
+};
+int read_pstat(pid_t pid, struct pstat *st);
+/* A thread's thread group, from /proc/TID/status (slow path only). */
+pid_t read_tgid(pid_t tid);
+uint64_t boottime_ns(void);
+extern uint64_t tick_ns;		/* ns per clock tick of /proc's times */
+static inline int pidfd_send_signal(int fd, int sig)
+{
+	return (int)syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0);
+}
+struct proc *proc_find(pid_t pid);
+/* Track pid in cg (st: its /proc/PID/stat); NULL and *err on failure. */
+struct proc *proc_track(pid_t pid, struct cgroup *cg, const struct pstat *st, bool requested,
+			int *err);
+/* p exited, or its pid is another process's: handled, true (procs_track.c says). */
+bool proc_gone_locked(struct proc *p);
+/* The cgroup of an untracked process, by its ancestors (tree lock and procs_lock). */
+struct cgroup *resolve_unseen(const struct pstat *st);
+void member_link(struct proc *p, struct cgroup *cg);
+void member_unlink(struct proc *p);
+/* The cgroup of thread tid of p; place it in dst (its process's: no placement). */
+struct cgroup *thread_cgroup(struct proc *p, pid_t tid);
+int thread_place(struct proc *p, pid_t tid, struct cgroup *dst);
+void threads_unplace_all(struct proc *p);
+/* Migrate a tracked process (cgroup_attach_task for a whole thread group). */
+void proc_move_locked(struct proc *p, struct cgroup *dst);
 
 /* ---- realmem.c: real memory (memcg.real_memory) ---- */
 int realmem_init(const struct memcgfs_config *conf);
