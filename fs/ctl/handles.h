@@ -159,6 +159,18 @@ unsigned long ctl_handles_nr_live(void);
 unsigned long ctl_handles_nr_reclaimable(void);
 
 /* ---- the cache registry ---- */
+/*
+ * A cache created through the control file.  refs counts live handles of
+ * its objects and requests allocating from it: destroy is EBUSY while
+ * any remain.
+ */
+struct ctl_cache {
+	_Atomic long refs;
+	struct ctl_cache *next;
+	struct kmem_cache *s;
+	uid_t uid;
+	char name[64];
+};
 int ctl_cache_create(const char *name, unsigned int size, unsigned int align,
 		     slab_flags_t flags, uid_t uid, struct kmem_cache_info *info);
 int ctl_cache_destroy(const char *name, uid_t uid);
