@@ -6,8 +6,8 @@
  * logic.  A request is routed by ops.c to the cgroup tree (tree.c), a
  * file's handler (files.c for cgroup core files, memcg's table for
  * memory.*, rootfiles.c for memcgfs's own files), the process tracker
- * (procs_track.c, procs.c for the cgroup files), the deferred-reply facility (defer.c) or change notification
- * (notify.c).  Errors are negative errno values everywhere below ops.c;
+ * (procs_track.c; procs.c for the cgroup files), the deferred-reply
+ * facility (defer.c) or change notification (notify.c).  Errors are negative errno values everywhere below ops.c;
  * only ops.c and the deferred completions turn them into replies.
  *
  * Lock order (outermost first):
