@@ -104,7 +104,7 @@ int ctl_check(char *msg, size_t len);
 
 /*
  * Counters per non-root uid (issue 14's per-uid caps), a chained hash of
- * counters freed at zero; total: all of them.  The owner locks.  (handles.c; fs/ uses them for its caps too.)
+ * counters freed at zero; total: all of them.  The owner locks.  (uid.c; fs/ uses them for its caps too.)
  */
 #define FS_UID_BUCKETS	256u
 struct fs_uid_count;

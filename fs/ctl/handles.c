@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fs/ctl/handles.c - memcgfs.ctl's handles and cache registry.
+ * fs/ctl/handles.c - memcgfs.ctl's handle table (the caches: caches.c).
  *
  * Handles: a table of entries in chunks that never move (so a claim may keep
  * a pointer to its entry's 'forgotten' flag), a LIFO free list, an address
@@ -90,7 +90,7 @@ static struct shrinker ctl_shrinker;
 static struct list_lru ctl_lru;
 
 /*
- * Per-uid counters (util.c): handle_uids, live and reserved entries
+ * Per-uid counters (uid.c): handle_uids, live and reserved entries
  * (fs.max_handles_per_uid), whose total may not take the entries kept for
  * root (ROOT_RESERVE); session_uids, open sessions (fs.max_sessions_per_uid).
  */
