@@ -336,6 +336,7 @@ struct proc {
 	atomic_bool real_scan;		/* realmem.c: look at its files (it moved in) */
 	void *real;			/* realmem.c's measuring state */
 	uid_t uid;			/* real uid, for fs.user_slices */
+	uid_t req_uid;			/* non-root caller it was tracked for (procs.c) */
 	char comm[16];
 	struct proc_move moves[PROC_MOVES];	/* newest last */
 	unsigned int nr_moves;
