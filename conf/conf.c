@@ -68,6 +68,7 @@ enum conf_key {
 	CONF_FS_MAX_SESSIONS_PER_UID,
 	CONF_FS_MAX_CGROUPS_PER_UID,
 	CONF_FS_MAX_WAITING_PER_UID,
+	CONF_FS_MAX_OPEN_PER_UID,
 	CONF_TRACE_BUFFER_EVENTS,
 	CONF_KEY_COUNT
 };
@@ -192,6 +193,9 @@ static const struct conf_desc conf_table[] = {
 	CONF_ROW(CONF_FS_MAX_WAITING_PER_UID, fs, max_waiting_per_uid, CONF_UINT, 0,
 		 0, 1048576, 0,
 		 "requests of a non-root uid set aside at once; 0 = 1% of the host's RAM"),
+	CONF_ROW(CONF_FS_MAX_OPEN_PER_UID, fs, max_open_per_uid, CONF_UINT, 0,
+		 0, 1048576, 0,
+		 "open files of the mount per non-root uid; 0 = 1% of the host's RAM"),
 	CONF_ROW(CONF_TRACE_BUFFER_EVENTS, trace, buffer_events, CONF_UINT, 0,
 		 16, 16777216, 65536,
 		 "trace buffer capacity in events"),

@@ -48,6 +48,10 @@
  *                       writes, reads waiting for a real-memory sample;
  *                       EAGAIN past it); 0: 1% of the host's RAM at 1 KiB
  *                       a request, resolved likewise
+ * @fs.max_open_per_uid: open files of the mount (any file, memcgfs.ctl
+ *                       too) one non-root uid may hold (open: EMFILE past
+ *                       it); 0: 1% of the host's RAM at the handle and
+ *                       8 KiB an open file, resolved likewise
  * @trace.buffer_events: capacity of the trace buffer, in events
  */
 struct memcgfs_config {
@@ -76,7 +80,8 @@ struct memcgfs_config {
 		unsigned int max_sessions_per_uid;	/* 0: 1% of the host's RAM */
 		unsigned int max_cgroups_per_uid;	/* 0: 1% of the host's RAM */
 		unsigned int max_waiting_per_uid;	/* 0: 1% of the host's RAM */
-		char ctl_mode[12];
+		unsigned int max_open_per_uid;		/* 0: 1% of the host's RAM */
+		char ctl_mode[16];		/* with root_subtree_control: no padding */
 		char root_subtree_control[14];	/* sized so the struct has no padding */
 		bool allow_other;
 		bool user_slices;

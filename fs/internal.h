@@ -338,6 +338,7 @@ struct proc {
 	atomic_bool real_scan;		/* realmem.c: look at its files (it moved in) */
 	void *real;			/* realmem.c's measuring state */
 	uid_t uid;			/* real uid, for fs.user_slices */
+	uid_t req_uid;			/* non-root caller it was tracked for (procs.c) */
 	char comm[16];
 	struct proc_move moves[PROC_MOVES];	/* newest last */
 	unsigned int nr_moves;
@@ -515,6 +516,10 @@ struct fs_handle {
 
 /* Free the handles the kernel never released (the session ended first). */
 void ops_exit(void);
+/* fs.max_open_per_uid (0: 1% of the host's RAM); returns the cap in force. */
+unsigned int ops_set_max_open_per_uid(unsigned int max);
+/* Open files of the mount uid holds now (0 for root: not counted). */
+unsigned long ops_open_count(uid_t uid);
 
 /* As root with fs.allow_other: the kernel checks permissions, we need not. */
 extern bool fs_default_permissions;

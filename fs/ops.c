@@ -35,6 +35,16 @@
 bool fs_default_permissions;
 
 static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;
+/*
+ * Open files of the mount per non-root uid (fs.max_open_per_uid), under
+ * handles_lock: a handle costs the daemon its struct and what it keeps
+ * while open (a snapshot of the file, a PSI trigger), paid by nobody's
+ * memory.max when the opener is in the root cgroup.  Root: no cap.
+ */
+static struct fs_uid_counts open_uids;
+static uint32_t max_open_per_uid = UINT32_MAX;
+/* what one open file may keep: its handle and a snapshot or trigger of up to 8 KiB */
+#define OPEN_FILE_BYTES	(sizeof(struct fs_handle) + 8192)
 static struct fs_handle *all_handles;
 void fs_caller_init(struct fs_caller *who, fuse_req_t req)
 {
@@ -478,6 +488,51 @@ static void fs_ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 }
 
 /* ---- files ---- */
+unsigned int ops_set_max_open_per_uid(unsigned int max)
+{
+	if (!max)	/* 1% of the host's RAM in open files, at least 4096 */
+		max = fs_host_share(OPEN_FILE_BYTES, 4096, 1048576);
+	pthread_mutex_lock(&handles_lock);
+	max_open_per_uid = max;
+	pthread_mutex_unlock(&handles_lock);
+	return max;
+}
+
+unsigned long ops_open_count(uid_t uid)
+{
+	unsigned long n;
+
+	pthread_mutex_lock(&handles_lock);
+	n = fs_uid_count(&open_uids, uid);
+	pthread_mutex_unlock(&handles_lock);
+	return n;
+}
+
+/* Counts one more open file of uid: -EMFILE past fs.max_open_per_uid. */
+static int open_count_get(uid_t uid)
+{
+	int err = 0;
+
+	if (!uid)
+		return 0;
+	pthread_mutex_lock(&handles_lock);
+	if (fs_uid_count(&open_uids, uid) >= max_open_per_uid)
+		err = -EMFILE;
+	else
+		err = fs_uid_count_add(&open_uids, uid, 1);
+	pthread_mutex_unlock(&handles_lock);
+	return err;
+}
+
+static void open_count_put(uid_t uid)
+{
+	if (!uid)
+		return;
+	pthread_mutex_lock(&handles_lock);
+	(void)fs_uid_count_add(&open_uids, uid, -1);
+	pthread_mutex_unlock(&handles_lock);
+}
+
 static void handle_link(struct fs_handle *h)
 {
 	pthread_mutex_lock(&handles_lock);
@@ -510,6 +565,7 @@ static void handle_free(struct fs_handle *h)
 	free(h->groups);
 	pthread_mutex_destroy(&h->lock);
 	cgroup_put(h->cg);
+	open_count_put(h->uid);
 	free(h);
 }
 
@@ -552,8 +608,13 @@ static void fs_ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		if (!err)
 			memcg_file_set_privileged(h->mo, fuse_req_ctx(req)->uid == 0);
 	}
+	/* past fs.max_open_per_uid: EMFILE (not logged: a client could flood it) */
+	if (!err)
+		err = open_count_get(fuse_req_ctx(req)->uid);
 	if (!err)
 		cgroup_get(cg);
+	else if (h->mo)
+		memcg_file_release(h->mo);
 	pthread_rwlock_unlock(&fs_tree_lock);
 	if (err) {
 		pthread_mutex_destroy(&h->lock);
@@ -565,6 +626,7 @@ static void fs_ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	 * The opener's credentials, for cgroup.procs (the kernel checks the
 	 * opener's, not the writer's) and PSI triggers; the supplementary
 	 * groups cost a /proc read, so only cgroup.procs and cgroup.threads.
+	 * (h->uid is what the open was counted under: released with it.)
 	 */
 	h->uid = fuse_req_ctx(req)->uid;
 	h->gid = fuse_req_ctx(req)->gid;
@@ -587,6 +649,7 @@ static void fs_ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 			free(h->groups);
 			pthread_mutex_destroy(&h->lock);
 			cgroup_put(cg);
+			open_count_put(h->uid);
 			free(h);
 			fuse_reply_err(req, -err);
 			return;

@@ -208,6 +208,22 @@ static int pidfd_get(pid_t pid, unsigned int flags, bool requested)
 	return fd;
 }
 
+/*
+ * The reserve is shared: the processes a non-root uid's requests made the
+ * daemon track (callers seen first in a request, counted until they exit)
+ * may take at most half of it, so that one user's many clients in the
+ * root cgroup cannot leave other users' requests without a pidfd.
+ * procs_lock held (write).
+ */
+static struct fs_uid_counts caller_uids;
+
+static bool caller_share_left(uid_t uid)
+{
+	long budget = atomic_load(&pidfd_budget);
+
+	return !uid || budget == LONG_MAX || fs_uid_count(&caller_uids, uid) < (uint64_t)budget / 16;
+}
+
 static void pidfd_put(int fd)
 {
 	close(fd);
@@ -492,6 +508,10 @@ static void proc_exit_locked(struct proc *p)
 	epoll_ctl(epfd, EPOLL_CTL_DEL, p->pidfd, NULL);
 	pidfd_put(p->pidfd);
 	p->pidfd = -1;
+	if (p->req_uid) {
+		(void)fs_uid_count_add(&caller_uids, p->req_uid, -1);
+		p->req_uid = 0;
+	}
 	threads_unplace_all(p);
 	for (; *pp; pp = &(*pp)->hash_next) {
 		if (*pp == p) {
@@ -590,8 +610,12 @@ struct cgroup *resolve_unseen(const struct pstat *st)
 	return fs_root;
 }
 
-/* Track pid if it is not yet; its cgroup resolved through /proc. Locks held. */
-static struct proc *proc_lookup_or_track(pid_t pid, int *err)
+/*
+ * Track pid if it is not yet, for a request of uid; its cgroup resolved
+ * through /proc.  -EMFILE when uid (not root) has its share of the pidfd
+ * reserve already.  Locks held.
+ */
+static struct proc *proc_lookup_or_track(pid_t pid, uid_t uid, int *err)
 {
 	struct proc *p = proc_find(pid);
 	struct pstat st;
@@ -605,7 +629,16 @@ static struct proc *proc_lookup_or_track(pid_t pid, int *err)
 		*err = -ESRCH;
 		return NULL;
 	}
-	return proc_track(pid, resolve_unseen(&st), &st, true, err);
+	if (!caller_share_left(uid) || fs_uid_count_add(&caller_uids, uid, 1)) {
+		*err = -EMFILE;
+		return NULL;
+	}
+	p = proc_track(pid, resolve_unseen(&st), &st, true, err);
+	if (p)
+		p->req_uid = uid;
+	else
+		(void)fs_uid_count_add(&caller_uids, uid, -1);
+	return p;
 }
 
 /*
@@ -667,7 +700,7 @@ int procs_caller(const struct fs_caller *who, struct proc **out, char comm[16])
 		return -ESRCH;
 	pthread_rwlock_rdlock(&fs_tree_lock);
 	pthread_rwlock_wrlock(&procs_lock);
-	p = proc_lookup_or_track(tgid, &err);
+	p = proc_lookup_or_track(tgid, who->uid, &err);
 	if (p && tgid != tid && !tid_find(tid) && pidfd_thread_ok) {
 		int fd = pidfd_get(tid, PIDFD_THREAD, true);
 

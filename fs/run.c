@@ -212,7 +212,7 @@ int fs_run(struct fs_options *o)
 	char *end;
 	unsigned long ctl_mode;
 	int ready_fd = -1, err, status = 1;
-	unsigned int max_handles, max_sessions, max_cgroups, max_waiting;
+	unsigned int max_handles, max_sessions, max_cgroups, max_waiting, max_open;
 
 	fs_log_init(o->debug);
 	if (strcmp(o->conf.fs.root_subtree_control, "memory") &&
@@ -259,6 +259,7 @@ int fs_run(struct fs_options *o)
 	max_sessions = ctl_set_max_sessions_per_uid(o->conf.fs.max_sessions_per_uid);
 	max_cgroups = tree_set_max_cgroups_per_uid(o->conf.fs.max_cgroups_per_uid);
 	max_waiting = defer_set_max_waiting_per_uid(o->conf.fs.max_waiting_per_uid);
+	max_open = ops_set_max_open_per_uid(o->conf.fs.max_open_per_uid);
 	err = fs_files_init();
 	if (err) {
 		fs_err("too many files for a directory: %s", strerror(-err));
@@ -336,6 +337,8 @@ int fs_run(struct fs_options *o)
 		max_cgroups, o->conf.fs.max_cgroups_per_uid ? "" : " (1% of the host's RAM)");
 	fs_info("fs.max_waiting_per_uid: %u requests set aside per non-root uid%s",
 		max_waiting, o->conf.fs.max_waiting_per_uid ? "" : " (1% of the host's RAM)");
+	fs_info("fs.max_open_per_uid: %u open files of the mount per non-root uid%s",
+		max_open, o->conf.fs.max_open_per_uid ? "" : " (1% of the host's RAM)");
 	{
 		struct rlimit rl;
 		long cur, budget;

@@ -46,6 +46,37 @@ eq "the storm gone: storm is empty" "" "$(cat "$MNT/storm/cgroup.procs")"
 match "a new process of nobody is tracked again" "cgroup=/calm " \
 	"$(bash -c 'echo $$ > "$0/calm/cgroup.procs" && exec su nobody -s /bin/bash -c "exec $1 ctl $2 whoami"' "$MNT" "$MCGTOOL" "$CTL" 2>&1)"
 eq "memcgfs.check after the storm" "ok" "$(cat "$MNT/memcgfs.check")"
+
+# the pidfds kept for requests are shared: one uid's callers in the root
+# cgroup take at most half of them (72 / 16 = 4 live callers), others
+# keep finding room
+id daemon >/dev/null 2>&1 || skip "no user 'daemon'"
+HOLD=$TMP/hold
+mkdir -m 1777 "$HOLD"
+HPIDS=()
+for i in 1 2 3 4 5 6; do
+	su nobody -s /bin/bash -c 'exec 3<>"$0" || { echo "open failed" >"$1"; exit; }
+		if echo whoami 2>"$1.err" >&3; then read -r r <&3; echo "${r:0:2}" >"$1"
+		else sed "s/.*: //" "$1.err" >"$1"; fi
+		[ -e "$2" ] || sleep 20' "$CTL" "$HOLD/$i" "$HOLD/stop" &
+	HPIDS+=($!)
+	for j in $(seq 1 100); do [ -s "$HOLD/$i" ] && break; sleep 0.05; done
+done
+eq "nobody's callers in the root cgroup: 4 served, the 5th and 6th refused (EMFILE)" \
+	"ok|ok|ok|ok|Too many open files|Too many open files" "$(cat "$HOLD"/[1-6] | paste -sd'|')"
+match "root's requests meanwhile" "^OK ok pid=" "$("$MCGTOOL" ctl "$CTL" whoami)"
+match "another uid's meanwhile" "^OK ok pid=" \
+	"$(su daemon -s /bin/bash -c 'exec "$0" ctl "$1" whoami' "$MCGTOOL" "$CTL")"
+touch "$HOLD/stop"
+pkill -f "sleep 20" 2>/dev/null
+wait "${HPIDS[@]}" 2>/dev/null
+for i in $(seq 1 100); do
+	r=$(su nobody -s /bin/bash -c 'exec "$0" ctl "$1" whoami' "$MCGTOOL" "$CTL")
+	[ "${r:0:6}" = "OK ok " ] && break
+	sleep 0.05
+done
+match "the callers gone, nobody is served again" "^OK ok pid=" "$r"
+
 # the refusal is the one warning this test expects
 sed -i '/process tracking: no file descriptor left for a pidfd/d' "$LOG"
 finish

@@ -5,13 +5,15 @@
 # fs.max_handles_per_uid stops a uid's live handles (EDQUOT),
 # fs.max_sessions_per_uid its open memcgfs.ctl files (EMFILE),
 # fs.max_cgroups_per_uid the cgroups it makes (EDQUOT) and
-# fs.max_waiting_per_uid its blocked trace_pipe reads (EAGAIN); other users
-# and root keep working meanwhile.
+# fs.max_waiting_per_uid its blocked trace_pipe reads (EAGAIN) and
+# fs.max_open_per_uid its open files of the mount, PSI triggers among them
+# (EMFILE); other users and root keep working meanwhile.
 . "$(dirname "$0")/lib.sh"
 
 id nobody >/dev/null 2>&1 || skip "no user 'nobody'"
 mount_fs -o memory=64M -o user_slices=true -o max_handles_per_uid=3000 \
-	-o max_sessions_per_uid=8 -o max_cgroups_per_uid=5 -o max_waiting_per_uid=2
+	-o max_sessions_per_uid=8 -o max_cgroups_per_uid=5 -o max_waiting_per_uid=2 \
+	-o max_open_per_uid=12
 chmod o+rx "$MNT" 2>/dev/null || true
 CTL=$MNT/memcgfs.ctl
 SLICE=$MNT/user.slice/user-65534.slice
@@ -23,6 +25,7 @@ kfrees() { mapfile -t REQS < <(tr ' ' '\n' <<<"$1" | grep . | xargs -n 200 echo 
 
 match "log: the handle cap in force" "fs.max_handles_per_uid: 3000 live" "$(cat "$LOG")"
 match "log: the session cap in force" "fs.max_sessions_per_uid: 8 open" "$(cat "$LOG")"
+match "log: the open-file cap in force" "fs.max_open_per_uid: 12 open" "$(cat "$LOG")"
 
 # ---- handles' entries: charged to the client's cgroup ----
 as_nobody whoami >/dev/null
@@ -102,6 +105,34 @@ match "nobody: the 9th open memcgfs.ctl is refused" "^refused at 9$" "$OUT"
 eq "... with EMFILE" "open:EMFILE" "$(echo "$OUT" | tail -n1)"
 match "root meanwhile opens its own" "^OK ok pid=" "$("$MCGTOOL" ctl "$CTL" whoami)"
 match "closed, nobody opens again" "^OK ok pid=" "$(as_nobody whoami)"
+
+# ---- open files of the mount: 12, PSI triggers among them ----
+id daemon >/dev/null 2>&1 || skip "no user 'daemon'"
+OUT=$(su nobody -s /bin/bash -c '
+	exec 3>"$0/memory.pressure" && echo "some 150000 2000000" >&3 || echo "no trigger"
+	for fd in 4 5 6 7 8 9 10 11 12 13 14 15; do
+		eval "exec $fd<\"\$0/memory.stat\"" 2>/dev/null || { echo "refused at $((fd - 2))"; break; }
+	done
+	cat "$0/memory.current" 2>&1 >/dev/null
+	"$1" ctl "$0/../../memcgfs.ctl" whoami
+	exec 14<&-
+	cat "$0/memory.current" >/dev/null && echo "closed one: opens again"' "$SLICE" "$MCGTOOL")
+match "nobody: a PSI trigger and 11 files open, the 13th open is refused" "^refused at 13$" "$OUT"
+match "... with EMFILE (cat)" "Too many open files" "$OUT"
+match "... memcgfs.ctl too" "^open:EMFILE$" "$OUT"
+match "... a close makes room" "^closed one: opens again$" "$OUT"
+eq "nothing is left counted once nobody's shell is gone" "OK ok pid=" "$(as_nobody whoami | cut -c1-10)"
+match "root opens meanwhile" "^OK ok pid=" "$("$MCGTOOL" ctl "$CTL" whoami)"
+su nobody -s /bin/bash -c '
+	for i in $(seq 1 12); do exec {x}<"$0/memory.stat" || exit 1; done
+	exec 3<"$0/memory.stat" 2>/dev/null && exit 1
+	echo holding; sleep 3' "$SLICE" >"$TMP/holder" & H=$!
+for i in $(seq 1 100); do [ -s "$TMP/holder" ] && break; sleep 0.05; done
+eq "nobody holds all 12" "holding" "$(cat "$TMP/holder")"
+match "... while another uid opens" "^OK ok pid=" \
+	"$(su daemon -s /bin/bash -c 'exec "$0" ctl "$1" whoami' "$MCGTOOL" "$CTL")"
+wait "$H"
+eq "... and nobody's holder ended well" 0 "$?"
 
 # ---- cgroups a user makes: its slice and 4 more ----
 as_nobody_sh() { su nobody -s /bin/bash -c "$1"; }

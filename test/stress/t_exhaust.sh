@@ -40,9 +40,11 @@ cat >"$TMP/attack.sh" <<'EOF'
 MNT=$1 T=$2 STOP=$3 CTL=$1/memcgfs.ctl SL=$1/user.slice/user-65534.slice LOG=$5
 # a request of the same uid, retried while the sessions loop holds every
 # session nobody may open (the caps are the uid's: open:EMFILE meanwhile)
+# (until it gets through: a bound of tries lost a whole kfree batch to the
+# sessions loop once on a loaded host, and its handles looked leaked)
 req() {
-	local r i
-	for i in $(seq 1 100); do
+	local r
+	while :; do
 		r=$("$T" ctl "$CTL" "$1")
 		[ "$r" != "open:EMFILE" ] && break
 		echo EMFILE >>"$LOG.open"
@@ -79,6 +81,7 @@ sessions)	# open memcgfs.ctl until EMFILE, hold, close, again
 		done
 		sleep 0.2
 		for fd in "${fds[@]}"; do exec {fd}>&-; done
+		sleep 0.05	# a window for nobody's other requests
 	done ;;
 cgroups)	# mkdir until EDQUOT, rmdir them all, again
 	while [ ! -e "$STOP" ]; do

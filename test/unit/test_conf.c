@@ -123,6 +123,7 @@ static const struct key keys[] = {
 	{ KEY(fs, max_sessions_per_uid), 0, "64", 64, "0", "1048576", NULL, "1048577" },
 	{ KEY(fs, max_cgroups_per_uid), 0, "100", 100, "0", "1048576", NULL, "1048577" },
 	{ KEY(fs, max_waiting_per_uid), 0, "32", 32, "0", "1048576", NULL, "1048577" },
+	{ KEY(fs, max_open_per_uid), 0, "5000", 5000, "0", "1048576", NULL, "1048577" },
 	{ KEY(trace, buffer_events), 65536, "1024", 1024,
 	  "16", "16777216", "15", "16777217" },
 };
@@ -171,6 +172,7 @@ static void other_config(struct memcgfs_config *c)
 	c->fs.max_sessions_per_uid = 10;
 	c->fs.max_cgroups_per_uid = 20;
 	c->fs.max_waiting_per_uid = 30;
+	c->fs.max_open_per_uid = 40;
 	c->trace.buffer_events = 4096;
 	assert_int_equal(conf_validate(c, NULL, 0), 0);
 }
@@ -889,6 +891,7 @@ static void test_format(void **state)
 		"max_sessions_per_uid = 0\n"
 		"max_cgroups_per_uid = 0\n"
 		"max_waiting_per_uid = 0\n"
+		"max_open_per_uid = 0\n"
 		"\n"
 		"[trace]\n"
 		"buffer_events = 65536\n";
