@@ -68,11 +68,17 @@ typedef unsigned int gfp_t;
 #define GFP_TRANSHUGE		(GFP_TRANSHUGE_LIGHT | __GFP_DIRECT_RECLAIM)
 
 /*
+ * The names of gfp and slab flags (alloc/gfp.c) are a library of their own,
+ * alloc_names, which needs nothing else of alloc: libmemcgfs links it alone.
+ *
  * gfp_format - the kernel's show_gfp_flags(): composite names first, then
- * single bits, '|'-joined; "none" for 0.  Returns the length written
- * (snprintf semantics).
+ * single bits, '|'-joined; "none" for 0; bits no name covers as "0x..." at
+ * the end.  Returns the length written (snprintf semantics).
+ * gfp_format_named - the same, but -EINVAL (nothing written) when a bit has
+ * no name.
  */
 int gfp_format(char *buf, size_t len, gfp_t gfp);
+int gfp_format_named(char *buf, size_t len, gfp_t gfp);
 /* gfp_parse - '|'-joined names (any the formatter prints) -> flags; -EINVAL. */
 int gfp_parse(const char *s, gfp_t *out);
 
@@ -89,7 +95,9 @@ typedef unsigned int slab_flags_t;
 				 SLAB_RECLAIM_ACCOUNT | SLAB_ACCOUNT | \
 				 SLAB_NO_MERGE)
 
+/* As gfp_format(), gfp_format_named() and gfp_parse(), for slab flags. */
 int slab_flags_format(char *buf, size_t len, slab_flags_t flags);
+int slab_flags_format_named(char *buf, size_t len, slab_flags_t flags);
 int slab_flags_parse(const char *s, slab_flags_t *out);
 
 /* ---- the machine ---- */
