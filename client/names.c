@@ -2,27 +2,16 @@
 /*
  * client/names.c - gfp, slab flag and page type names, handles and sizes
  * as memcgfs's text protocol writes them.  The gfp and slab flag names are
- * the daemon's own table (alloc's alloc_names library, linked alone).
+ * the daemon's own table (alloc's alloc_names library, linked alone), the
+ * page types memcg's (memcg_names).
  */
 #include "internal.h"
-#include "alloc.h"
+#include "memcg.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-static const char *const page_types[] = {
-	[MEMCGFS_PAGE_ANON] = "anon",
-	[MEMCGFS_PAGE_FILE] = "file",
-	[MEMCGFS_PAGE_SHMEM] = "shmem",
-	[MEMCGFS_PAGE_KERNEL_STACK] = "kernel_stack",
-	[MEMCGFS_PAGE_PAGETABLES] = "pagetables",
-	[MEMCGFS_PAGE_PERCPU] = "percpu",
-	[MEMCGFS_PAGE_SOCK] = "sock",
-	[MEMCGFS_PAGE_VMALLOC] = "vmalloc",
-};
-
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 /* The daemon's own bits and names: the ioctl ABI is the kernel's values. */
 _Static_assert(MEMCGFS_GFP_KERNEL_ACCOUNT == GFP_KERNEL_ACCOUNT, "gfp ABI");
@@ -32,6 +21,12 @@ _Static_assert(MEMCGFS_SLAB_RECLAIM_ACCOUNT == SLAB_RECLAIM_ACCOUNT, "slab ABI")
 _Static_assert(MEMCGFS_SLAB_PANIC == SLAB_PANIC, "slab ABI");
 _Static_assert(MEMCGFS_SLAB_NO_MERGE == SLAB_NO_MERGE, "slab ABI");
 _Static_assert(MEMCGFS_SLAB_ACCOUNT == SLAB_ACCOUNT, "slab ABI");
+_Static_assert(MEMCGFS_PAGE_ANON == MEMCG_PAGE_ANON && MEMCGFS_PAGE_FILE == MEMCG_PAGE_FILE &&
+	       MEMCGFS_PAGE_SHMEM == MEMCG_PAGE_SHMEM &&
+	       MEMCGFS_PAGE_KERNEL_STACK == MEMCG_PAGE_KERNEL_STACK &&
+	       MEMCGFS_PAGE_PAGETABLES == MEMCG_PAGE_PAGETABLES &&
+	       MEMCGFS_PAGE_PERCPU == MEMCG_PAGE_PERCPU && MEMCGFS_PAGE_SOCK == MEMCG_PAGE_SOCK &&
+	       MEMCGFS_PAGE_VMALLOC == MEMCG_PAGE_VMALLOC, "page type ABI");
 
 MEMCGFS_API int memcgfs_gfp_parse(const char *s, unsigned int *gfp)
 {
@@ -56,18 +51,17 @@ MEMCGFS_API int memcgfs_slab_flags_format(char *buf, size_t len, unsigned int fl
 
 MEMCGFS_API int memcgfs_page_type_parse(const char *s, unsigned int *type)
 {
-	for (unsigned int i = 0; s && i < ARRAY_SIZE(page_types); i++) {
-		if (!strcmp(s, page_types[i])) {
-			*type = i;
-			return 0;
-		}
-	}
-	return -EINVAL;
+	enum memcg_page_type t;
+
+	if (!s || memcg_page_type_parse(s, &t))
+		return -EINVAL;
+	*type = t;
+	return 0;
 }
 
 MEMCGFS_API const char *memcgfs_page_type_name(unsigned int type)
 {
-	return type < ARRAY_SIZE(page_types) ? page_types[type] : NULL;
+	return memcg_page_type_name((enum memcg_page_type)type);
 }
 
 MEMCGFS_API int memcgfs_handle_parse(const char *s, uint64_t *handle)

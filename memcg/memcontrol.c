@@ -709,26 +709,6 @@ struct mem_cgroup *get_mem_cgroup_from_current(void)
 }
 
 /* ---- typed pages ---- */
-static const char *const page_type_names[NR_MEMCG_PAGE_TYPES] = {
-	"anon", "file", "shmem", "kernel_stack", "pagetables", "percpu", "sock", "vmalloc",
-};
-
-const char *memcg_page_type_name(enum memcg_page_type type)
-{
-	return (unsigned int)type < NR_MEMCG_PAGE_TYPES ? page_type_names[type] : NULL;
-}
-
-int memcg_page_type_parse(const char *name, enum memcg_page_type *type)
-{
-	for (unsigned int i = 0; i < NR_MEMCG_PAGE_TYPES; i++) {
-		if (!strcmp(name, page_type_names[i])) {
-			*type = (enum memcg_page_type)i;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
 static bool page_type_direct(enum memcg_page_type type)
 {
 	return type == MEMCG_PAGE_ANON || type == MEMCG_PAGE_FILE ||
