@@ -306,19 +306,6 @@ struct alloc_ctx {
 void alloc_set_ctx(const struct alloc_ctx *ctx);
 const struct alloc_ctx *alloc_get_ctx(void);
 
-/* ---- formatting into a caller's buffer (the kernel's seq_buf) ---- */
-/*
- * Appends with snprintf semantics: what does not fit is dropped, pos keeps
- * counting, so the caller learns the full length.  buf stays NUL-terminated.
- */
-struct seq_buf {
-	char *buf;
-	size_t len, pos;
-};
-void seq_buf_init(struct seq_buf *s, char *buf, size_t len);
-void seq_buf_printf(struct seq_buf *s, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
 /* ---- slabinfo and trace ---- */
 /*
  * slabinfo_format - /proc/slabinfo version 2.1, every cache, newest first.
@@ -375,12 +362,6 @@ void alloc_stats(struct alloc_stats *st);
  * -EUCLEAN with the first violation described in msg.
  */
 int alloc_check(char *msg, size_t len);
-/*
- * check_fail - what every layer's invariant checker returns on a violation:
- * the description printf'd into msg (when msg and len), -EUCLEAN.
- */
-int check_fail(char *msg, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
 
 /*
  * kmem_cache_shrink - flush every CPU slab and partial list of the cache and

@@ -3,15 +3,15 @@
  * client/names.c - gfp, slab flag and page type names, handles and sizes
  * as memcgfs's text protocol writes them.  The gfp and slab flag names are
  * the daemon's own table (alloc's alloc_names library, linked alone), the
- * page types memcg's (memcg_names).
+ * page types memcg's (memcg_names), the SIZE parser lib's (lib_size).
  */
 #include "internal.h"
 #include "memcg.h"
+#include "lib.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-
 
 /* The daemon's own bits and names: the ioctl ABI is the kernel's values. */
 _Static_assert(MEMCGFS_GFP_KERNEL_ACCOUNT == GFP_KERNEL_ACCOUNT, "gfp ABI");
@@ -90,32 +90,7 @@ MEMCGFS_API int memcgfs_handle_parse(const char *s, uint64_t *handle)
 
 MEMCGFS_API int memcgfs_size_parse(const char *s, uint64_t *bytes)
 {
-	unsigned int shift = 0;
-	uint64_t v = 0;
-	size_t l = s ? strlen(s) : 0;
-
-	if (!l)
-		return -EINVAL;
-	switch (s[l - 1]) {
-	case 'K': case 'k': shift = 10; break;
-	case 'M': case 'm': shift = 20; break;
-	case 'G': case 'g': shift = 30; break;
-	}
-	if (shift)
-		l--;
-	if (!l)
-		return -EINVAL;
-	for (size_t i = 0; i < l; i++) {
-		unsigned int d = (unsigned int)(s[i] - '0');
-
-		if (s[i] < '0' || s[i] > '9' || v > (UINT64_MAX - d) / 10)
-			return -EINVAL;
-		v = v * 10 + d;
-	}
-	if (shift && v > (UINT64_MAX >> shift))
-		return -EINVAL;
-	*bytes = v << shift;
-	return 0;
+	return size_parse(s, s ? strlen(s) : 0, bytes) ? -EINVAL : 0;
 }
 
 bool libmemcgfs_word_ok(const char *s, size_t max)

@@ -11,6 +11,7 @@
  * memcg's own total and to every ancestor's hierarchical one.
  */
 #include "internal.h"
+#include "lib.h"
 
 #include <errno.h>
 #include <stdarg.h>
