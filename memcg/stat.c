@@ -295,6 +295,17 @@ static unsigned long long stat_value(const struct mem_cgroup *memcg,
 				   : (unsigned long long)v;
 }
 
+unsigned long long memcg_stat_item_read(struct mem_cgroup *memcg, enum memcg_item item)
+{
+	long v;
+
+	memcg_stats_flush();
+	memcg_stats_lock();
+	v = memcg_state_all_nodes(memcg, item);
+	memcg_stats_unlock();
+	return v < 0 ? 0 : (unsigned long long)v;
+}
+
 int memcg_stat_read(struct mem_cgroup *memcg, const char *key, unsigned long long *val)
 {
 	memcg_stats_flush();
