@@ -404,6 +404,8 @@ void memcg_task_put(struct memcg_task *t);
 
 extern pthread_mutex_t tasks_lock;
 extern struct memcg_task *all_tasks;
+/* every task's owned array, and who claims a page first (pages.c) */
+extern pthread_mutex_t owned_lock;
 
 extern __thread struct memcg_task *current_task;
 extern __thread struct mem_cgroup *active_memcg;	/* set_active_memcg() */
