@@ -49,8 +49,8 @@ MUTANTS = [
     ("memcg/task.c", "memcg", "\told->nr_tasks--;", "\t;"),
     ("memcg/oom.c", "limits", "\t\tif (READ_ONCE(t->exited) || t->oom_round == round || READ_ONCE(t->unkillable))", "\t\tif (READ_ONCE(t->exited) || READ_ONCE(t->unkillable))"),
     ("memcg/oom.c", "limits", "\t\tif (adj <= OOM_SCORE_ADJ_MIN)", "\t\tif (adj < OOM_SCORE_ADJ_MIN)"),
-    ("memcg/files.c", "limits", "\t\tif (signal_pending())\n", "\t\tif (0)\n"),
-    ("memcg/files.c", "limits", "\t\t\tif (kstrtoint0(tok + 11, &v) || v < 0 || v > 200)", "\t\t\tif (kstrtoint0(tok + 11, &v) || v < 0 || v > 201)"),
+    ("memcg/memory_files.c", "limits", "\t\tif (signal_pending())\n", "\t\tif (0)\n"),
+    ("memcg/memory_files.c", "limits", "\t\t\tif (kstrtoint0(tok + 11, &v) || v < 0 || v > 200)", "\t\t\tif (kstrtoint0(tok + 11, &v) || v < 0 || v > 201)"),
     # ---- fs/ ----
     ("fs/rootfiles.c", "throttle", "\tif (memcg_owe_over_high(p->task))", "\tif (0 && memcg_owe_over_high(p->task))"),
     ("fs/defer.c", "reclaim", "\tif (d && d->work) {\n\t\t/* its thread replies once it stopped */\n\t\tatomic_store(&d->stop, true);", "\tif (d && d->work) {\n\t\t/* its thread replies once it stopped */\n\t\t;"),

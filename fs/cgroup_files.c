@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * files.c - the files of a cgroup directory: one table, as the kernel's
+ * cgroup_files.c - the files of a cgroup directory: one table, as the kernel's
  * cgroup_base_files[] followed by memcg's memory_files[] and memcgfs's own
  * root files, and the cgroup core files' show/write handlers.
  *

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * files.c - the memory controller's cgroup files: one table, as the
+ * memory_files.c - the memory controller's cgroup files: one table, as the
  * kernel's memory_files[] (name, where it exists, show, write), formats and
  * parsing as mm/memcontrol.c has them.
  */
