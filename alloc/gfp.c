@@ -70,16 +70,6 @@ static const struct flag_name slab_names[] = {
 
 #define NAMES(tab)	tab, sizeof(tab) / sizeof((tab)[0])
 
-/* Every bit some name of tab covers. */
-static unsigned int flags_named(const struct flag_name *tab, size_t n)
-{
-	unsigned int all = 0;
-
-	for (size_t i = 0; i < n; i++)
-		all |= tab[i].mask;
-	return all;
-}
-
 static int flags_format(char *buf, size_t len, unsigned int flags,
 			const struct flag_name *tab, size_t n)
 {
@@ -104,6 +94,19 @@ static int flags_format(char *buf, size_t len, unsigned int flags,
 		pos += (size_t)w;
 	}
 	return (int)pos;
+}
+
+/* flags_format(), but -EINVAL (nothing written) for a bit no name covers */
+static int flags_format_named(char *buf, size_t len, unsigned int flags,
+			      const struct flag_name *tab, size_t n)
+{
+	unsigned int all = 0;
+
+	for (size_t i = 0; i < n; i++)
+		all |= tab[i].mask;
+	if (flags & ~all)
+		return -EINVAL;
+	return flags_format(buf, len, flags, tab, n);
 }
 
 static int flags_parse(const char *s, unsigned int *out,
@@ -146,9 +149,7 @@ int gfp_format(char *buf, size_t len, gfp_t gfp)
 
 int gfp_format_named(char *buf, size_t len, gfp_t gfp)
 {
-	if (gfp & ~flags_named(NAMES(gfp_names)))
-		return -EINVAL;
-	return flags_format(buf, len, gfp, NAMES(gfp_names));
+	return flags_format_named(buf, len, gfp, NAMES(gfp_names));
 }
 
 int gfp_parse(const char *s, gfp_t *out)
@@ -163,9 +164,7 @@ int slab_flags_format(char *buf, size_t len, slab_flags_t flags)
 
 int slab_flags_format_named(char *buf, size_t len, slab_flags_t flags)
 {
-	if (flags & ~flags_named(NAMES(slab_names)))
-		return -EINVAL;
-	return flags_format(buf, len, flags, NAMES(slab_names));
+	return flags_format_named(buf, len, flags, NAMES(slab_names));
 }
 
 int slab_flags_parse(const char *s, slab_flags_t *out)

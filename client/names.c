@@ -13,20 +13,8 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The daemon's own bits and names: the ioctl ABI is the kernel's values. */
-_Static_assert(MEMCGFS_GFP_KERNEL_ACCOUNT == GFP_KERNEL_ACCOUNT, "gfp ABI");
+/* gfp_format_named() refuses exactly the bits the daemon refuses */
 _Static_assert(MEMCGFS_GFP_VALID == (((__GFP_ZEROTAGS << 1) - 1) & ~0x200u), "gfp ABI");
-_Static_assert(MEMCGFS_SLAB_HWCACHE_ALIGN == SLAB_HWCACHE_ALIGN, "slab ABI");
-_Static_assert(MEMCGFS_SLAB_RECLAIM_ACCOUNT == SLAB_RECLAIM_ACCOUNT, "slab ABI");
-_Static_assert(MEMCGFS_SLAB_PANIC == SLAB_PANIC, "slab ABI");
-_Static_assert(MEMCGFS_SLAB_NO_MERGE == SLAB_NO_MERGE, "slab ABI");
-_Static_assert(MEMCGFS_SLAB_ACCOUNT == SLAB_ACCOUNT, "slab ABI");
-_Static_assert(MEMCGFS_PAGE_ANON == MEMCG_PAGE_ANON && MEMCGFS_PAGE_FILE == MEMCG_PAGE_FILE &&
-	       MEMCGFS_PAGE_SHMEM == MEMCG_PAGE_SHMEM &&
-	       MEMCGFS_PAGE_KERNEL_STACK == MEMCG_PAGE_KERNEL_STACK &&
-	       MEMCGFS_PAGE_PAGETABLES == MEMCG_PAGE_PAGETABLES &&
-	       MEMCGFS_PAGE_PERCPU == MEMCG_PAGE_PERCPU && MEMCGFS_PAGE_SOCK == MEMCG_PAGE_SOCK &&
-	       MEMCGFS_PAGE_VMALLOC == MEMCG_PAGE_VMALLOC, "page type ABI");
 
 MEMCGFS_API int memcgfs_gfp_parse(const char *s, unsigned int *gfp)
 {

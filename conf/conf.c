@@ -227,6 +227,17 @@ static bool conf_is_pow2(uint64_t v)
 	return v && !(v & (v - 1));
 }
 
+/* The value without the white space around it: its start, *len its length. */
+static const char *conf_trim(const char *s, size_t *len)
+{
+	while (isspace((unsigned char)*s))
+		s++;
+	*len = strlen(s);
+	while (*len && isspace((unsigned char)s[*len - 1]))
+		(*len)--;
+	return s;
+}
+
 /*
  * Digits, then (if @suffix) at most one of K/M/G in either case (lib.h's
  * size_parse), with whitespace allowed only around the whole.
@@ -235,11 +246,7 @@ static int conf_parse_number(const char *s, bool suffix, uint64_t *out)
 {
 	size_t len;
 
-	while (isspace((unsigned char)*s))
-		s++;
-	len = strlen(s);
-	while (len && isspace((unsigned char)s[len - 1]))
-		len--;
+	s = conf_trim(s, &len);
 	return suffix ? size_parse(s, len, out) : u64_parse(s, len, out);
 }
 
@@ -261,11 +268,7 @@ static int conf_parse_bool(const char *s, bool *out)
 	};
 	size_t len;
 
-	while (isspace((unsigned char)*s))
-		s++;
-	len = strlen(s);
-	while (len && isspace((unsigned char)s[len - 1]))
-		len--;
+	s = conf_trim(s, &len);
 	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
 		if (strlen(words[i].word) == len &&
 		    !strncasecmp(s, words[i].word, len)) {
