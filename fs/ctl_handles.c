@@ -36,6 +36,7 @@
 #include "ctl.h"
 #include "ctl_handles.h"
 #include "memcg.h"
+#include "lib.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -1064,7 +1065,7 @@ unsigned long ctl_handles_nr_reclaimable(void)
 	return n;
 }
 
-/* ---- the invariant checker (check_fail: alloc.h) ---- */
+/* ---- the invariant checker (check_fail: lib.h) ---- */
 static int sum_counts(uid_t uid, uint32_t n, void *arg)
 {
 	if (!n || !uid)

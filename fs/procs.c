@@ -1247,7 +1247,7 @@ int procs_move(struct cgroup *dst, const struct fs_caller *who, const struct fs_
 		err = -ENODEV;
 		goto out_tree;
 	}
-	err = fs_kstrtoint(fs_strstrip(buf), &v);
+	err = kstrtoint0(strstrip(buf), &v);
 	if (err)
 		goto out_tree;
 	if (v < 0) {
@@ -1581,7 +1581,7 @@ static int procs_oom_score_adj(pid_t pid)
 	int adj = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", (int)pid);
-	if (fs_read_file(path, buf, sizeof(buf)) > 0 && fs_kstrtoint(fs_strstrip(buf), &adj))
+	if (fs_read_file(path, buf, sizeof(buf)) > 0 && kstrtoint0(strstrip(buf), &adj))
 		adj = 0;
 	return adj;
 }
