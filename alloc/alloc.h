@@ -68,11 +68,17 @@ typedef unsigned int gfp_t;
 #define GFP_TRANSHUGE		(GFP_TRANSHUGE_LIGHT | __GFP_DIRECT_RECLAIM)
 
 /*
+ * The names of gfp and slab flags (alloc/gfp.c) are a library of their own,
+ * alloc_names, which needs nothing else of alloc: libmemcgfs links it alone.
+ *
  * gfp_format - the kernel's show_gfp_flags(): composite names first, then
- * single bits, '|'-joined; "none" for 0.  Returns the length written
- * (snprintf semantics).
+ * single bits, '|'-joined; "none" for 0; bits no name covers as "0x..." at
+ * the end.  Returns the length written (snprintf semantics).
+ * gfp_format_named - the same, but -EINVAL (nothing written) when a bit has
+ * no name.
  */
 int gfp_format(char *buf, size_t len, gfp_t gfp);
+int gfp_format_named(char *buf, size_t len, gfp_t gfp);
 /* gfp_parse - '|'-joined names (any the formatter prints) -> flags; -EINVAL. */
 int gfp_parse(const char *s, gfp_t *out);
 
@@ -89,7 +95,9 @@ typedef unsigned int slab_flags_t;
 				 SLAB_RECLAIM_ACCOUNT | SLAB_ACCOUNT | \
 				 SLAB_NO_MERGE)
 
+/* As gfp_format(), gfp_format_named() and gfp_parse(), for slab flags. */
 int slab_flags_format(char *buf, size_t len, slab_flags_t flags);
+int slab_flags_format_named(char *buf, size_t len, slab_flags_t flags);
 int slab_flags_parse(const char *s, slab_flags_t *out);
 
 /* ---- the machine ---- */
@@ -298,19 +306,6 @@ struct alloc_ctx {
 void alloc_set_ctx(const struct alloc_ctx *ctx);
 const struct alloc_ctx *alloc_get_ctx(void);
 
-/* ---- formatting into a caller's buffer (the kernel's seq_buf) ---- */
-/*
- * Appends with snprintf semantics: what does not fit is dropped, pos keeps
- * counting, so the caller learns the full length.  buf stays NUL-terminated.
- */
-struct seq_buf {
-	char *buf;
-	size_t len, pos;
-};
-void seq_buf_init(struct seq_buf *s, char *buf, size_t len);
-void seq_buf_printf(struct seq_buf *s, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
 /* ---- slabinfo and trace ---- */
 /*
  * slabinfo_format - /proc/slabinfo version 2.1, every cache, newest first.
@@ -367,12 +362,6 @@ void alloc_stats(struct alloc_stats *st);
  * -EUCLEAN with the first violation described in msg.
  */
 int alloc_check(char *msg, size_t len);
-/*
- * check_fail - what every layer's invariant checker returns on a violation:
- * the description printf'd into msg (when msg and len), -EUCLEAN.
- */
-int check_fail(char *msg, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
 
 /*
  * kmem_cache_shrink - flush every CPU slab and partial list of the cache and

@@ -5,24 +5,12 @@
  * while it runs, so it sees one consistent state.
  */
 #include "internal.h"
+#include "lib.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-int check_fail(char *msg, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (msg && len) {
-		va_start(ap, fmt);
-		vsnprintf(msg, len, fmt, ap);
-		va_end(ap);
-	}
-	return -EUCLEAN;
-}
 
 /* Count a freelist, marking each object; -1 on a bad or repeated entry. */
 static long walk_freelist(const struct kmem_cache *s, const struct slab *slab,

@@ -3,8 +3,13 @@
  * gfp.c - gfp and slab flag names, as the kernel's tracepoints print them
  * (include/trace/events/mmflags.h: composite masks first, then single bits
  * in bit order; what matches is taken out of the remainder).
+ *
+ * The one table of these names: the daemon prints a bit no name covers as
+ * hex, the client (libmemcgfs, which links this file alone as the
+ * alloc_names library) refuses to format one.  Nothing here needs the
+ * machine.
  */
-#include "internal.h"
+#include "alloc.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -63,6 +68,8 @@ static const struct flag_name slab_names[] = {
 	{ SLAB_NO_MERGE, "SLAB_NO_MERGE" },
 };
 
+#define NAMES(tab)	tab, sizeof(tab) / sizeof((tab)[0])
+
 static int flags_format(char *buf, size_t len, unsigned int flags,
 			const struct flag_name *tab, size_t n)
 {
@@ -87,6 +94,19 @@ static int flags_format(char *buf, size_t len, unsigned int flags,
 		pos += (size_t)w;
 	}
 	return (int)pos;
+}
+
+/* flags_format(), but -EINVAL (nothing written) for a bit no name covers */
+static int flags_format_named(char *buf, size_t len, unsigned int flags,
+			      const struct flag_name *tab, size_t n)
+{
+	unsigned int all = 0;
+
+	for (size_t i = 0; i < n; i++)
+		all |= tab[i].mask;
+	if (flags & ~all)
+		return -EINVAL;
+	return flags_format(buf, len, flags, tab, n);
 }
 
 static int flags_parse(const char *s, unsigned int *out,
@@ -124,20 +144,30 @@ static int flags_parse(const char *s, unsigned int *out,
 
 int gfp_format(char *buf, size_t len, gfp_t gfp)
 {
-	return flags_format(buf, len, gfp, gfp_names, ARRAY_SIZE(gfp_names));
+	return flags_format(buf, len, gfp, NAMES(gfp_names));
+}
+
+int gfp_format_named(char *buf, size_t len, gfp_t gfp)
+{
+	return flags_format_named(buf, len, gfp, NAMES(gfp_names));
 }
 
 int gfp_parse(const char *s, gfp_t *out)
 {
-	return flags_parse(s, out, gfp_names, ARRAY_SIZE(gfp_names));
+	return flags_parse(s, out, NAMES(gfp_names));
 }
 
 int slab_flags_format(char *buf, size_t len, slab_flags_t flags)
 {
-	return flags_format(buf, len, flags, slab_names, ARRAY_SIZE(slab_names));
+	return flags_format(buf, len, flags, NAMES(slab_names));
+}
+
+int slab_flags_format_named(char *buf, size_t len, slab_flags_t flags)
+{
+	return flags_format_named(buf, len, flags, NAMES(slab_names));
 }
 
 int slab_flags_parse(const char *s, slab_flags_t *out)
 {
-	return flags_parse(s, out, slab_names, ARRAY_SIZE(slab_names));
+	return flags_parse(s, out, NAMES(slab_names));
 }

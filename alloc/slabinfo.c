@@ -4,31 +4,9 @@
  * (mm/slab_common.c cache_show, mm/slub.c get_slabinfo).
  */
 #include "internal.h"
+#include "lib.h"
 
-#include <stdarg.h>
 #include <stdio.h>
-
-void seq_buf_init(struct seq_buf *s, char *buf, size_t len)
-{
-	s->buf = buf;
-	s->len = len;
-	s->pos = 0;
-	if (len)
-		buf[0] = '\0';
-}
-
-void seq_buf_printf(struct seq_buf *s, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(s->buf + (s->pos < s->len ? s->pos : s->len),
-		      s->pos < s->len ? s->len - s->pos : 0, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		s->pos += (size_t)n;
-}
 
 size_t slabinfo_format(char *buf, size_t len)
 {

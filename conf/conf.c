@@ -14,6 +14,7 @@
  * No state outside the caller's struct; nothing here locks.
  */
 #include "conf.h"
+#include "lib.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -230,52 +231,27 @@ static bool conf_is_pow2(uint64_t v)
 	return v && !(v & (v - 1));
 }
 
+/* The value without the white space around it: its start, *len its length. */
+static const char *conf_trim(const char *s, size_t *len)
+{
+	while (isspace((unsigned char)*s))
+		s++;
+	*len = strlen(s);
+	while (*len && isspace((unsigned char)s[*len - 1]))
+		(*len)--;
+	return s;
+}
+
 /*
- * Digits, then (if @suffix) at most one of K/M/G in either case, with
- * whitespace allowed only around the whole.
+ * Digits, then (if @suffix) at most one of K/M/G in either case (lib.h's
+ * size_parse), with whitespace allowed only around the whole.
  */
 static int conf_parse_number(const char *s, bool suffix, uint64_t *out)
 {
-	uint64_t v = 0, mult = 1;
-	const char *p = s;
+	size_t len;
 
-	while (isspace((unsigned char)*p))
-		p++;
-	if (!isdigit((unsigned char)*p))
-		return -EINVAL;
-	for (; isdigit((unsigned char)*p); p++) {
-		unsigned int d = (unsigned int)(*p - '0');
-
-		if (v > (UINT64_MAX - d) / 10)
-			goto out_range;
-		v = v * 10 + d;
-	}
-	if (suffix) {
-		switch (*p) {
-		case 'k': case 'K': mult = KiB; p++; break;
-		case 'm': case 'M': mult = MiB; p++; break;
-		case 'g': case 'G': mult = GiB; p++; break;
-		default: break;
-		}
-	}
-	while (isspace((unsigned char)*p))
-		p++;
-	if (*p)
-		return -EINVAL;
-	if (v > UINT64_MAX / mult)
-		goto out_range;
-	*out = v * mult;
-	return 0;
-
-out_range:
-	/* Still reject trailing garbage as malformed rather than too large. */
-	while (isdigit((unsigned char)*p))
-		p++;
-	if (suffix && *p && strchr("kKmMgG", *p))
-		p++;
-	while (isspace((unsigned char)*p))
-		p++;
-	return *p ? -EINVAL : -ERANGE;
+	s = conf_trim(s, &len);
+	return suffix ? size_parse(s, len, out) : u64_parse(s, len, out);
 }
 
 int conf_parse_size(const char *s, uint64_t *out)
@@ -296,11 +272,7 @@ static int conf_parse_bool(const char *s, bool *out)
 	};
 	size_t len;
 
-	while (isspace((unsigned char)*s))
-		s++;
-	len = strlen(s);
-	while (len && isspace((unsigned char)s[len - 1]))
-		len--;
+	s = conf_trim(s, &len);
 	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
 		if (strlen(words[i].word) == len &&
 		    !strncasecmp(s, words[i].word, len)) {

@@ -38,6 +38,7 @@
 #include "conf.h"
 #include "ctl.h"
 #include "fs.h"
+#include "lib.h"
 #include "memcg.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -70,9 +71,6 @@ void sb_reset(struct strbuf *sb);
 void sb_free(struct strbuf *sb);
 
 uint64_t fs_now_ns(void);		/* CLOCK_MONOTONIC */
-char *fs_strstrip(char *s);
-/* The kernel's kstrtoint(s, 0): sign, base 0, the whole string; EINVAL, ERANGE. */
-int fs_kstrtoint(const char *s, int *out);
 /* Read a small file whole (NUL-terminated); returns length or -errno. */
 ssize_t fs_read_file(const char *path, char *buf, size_t len);
 

@@ -950,7 +950,7 @@ static void reclaim_write(fuse_req_t req, struct fs_handle *h, const struct fs_c
 	j->ctx.pid = who->tid;
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)who->tid);
 	n = who->tid ? fs_read_file(path, comm, sizeof(comm)) : -ESRCH;
-	snprintf(j->ctx.comm, sizeof(j->ctx.comm), "%s", n > 0 ? fs_strstrip(comm) : "<...>");
+	snprintf(j->ctx.comm, sizeof(j->ctx.comm), "%s", n > 0 ? strstrip(comm) : "<...>");
 	j->d.req = req;
 	j->d.data = j;
 	j->d.complete = reclaim_done;
@@ -1008,13 +1008,13 @@ static void fs_ll_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t 
 			break;
 		case FT_ARENA:
 			/* the kernel's /sys/kernel/slab/<cache>/shrink, for every cache */
-			if (strcmp(fs_strstrip(tmp), "shrink"))
+			if (strcmp(strstrip(tmp), "shrink"))
 				err = -EINVAL;
 			else
 				kmem_cache_shrink_all();
 			break;
 		case FT_TRACING_ON: {
-			char *s = fs_strstrip(tmp), *end;
+			char *s = strstrip(tmp), *end;
 			unsigned long v = strtoul(s, &end, 10);
 
 			if (!*s || *end || *s == '-')

@@ -256,7 +256,7 @@ int procs_move(struct cgroup *dst, const struct fs_caller *who, const struct fs_
 		err = -ENODEV;
 		goto out_tree;
 	}
-	err = fs_kstrtoint(fs_strstrip(buf), &v);
+	err = kstrtoint0(strstrip(buf), &v);
 	if (err)
 		goto out_tree;
 	if (v < 0) {

@@ -1125,7 +1125,7 @@ static int procs_oom_score_adj(pid_t pid)
 	int adj = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", (int)pid);
-	if (fs_read_file(path, buf, sizeof(buf)) > 0 && fs_kstrtoint(fs_strstrip(buf), &adj))
+	if (fs_read_file(path, buf, sizeof(buf)) > 0 && kstrtoint0(strstrip(buf), &adj))
 		adj = 0;
 	return adj;
 }

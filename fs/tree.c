@@ -693,7 +693,7 @@ static const char *const other_controllers[] = {
 int cgroup_subtree_control_write(struct cgroup *cg, char *buf, struct fs_inval_list *iv)
 {
 	int enable = 0, disable = 0, enable_other = 0, err = 0;
-	char *tok, *s = fs_strstrip(buf);
+	char *tok, *s = strstrip(buf);
 
 	while ((tok = strsep(&s, " "))) {
 		size_t i;
@@ -786,7 +786,7 @@ int cgroup_type_write(struct cgroup *cg, char *buf, struct fs_inval_list *iv)
 	struct mem_cgroup *memcg;
 	int err = 0;
 
-	if (strcmp(fs_strstrip(buf), "threaded"))
+	if (strcmp(strstrip(buf), "threaded"))
 		return -EINVAL;
 	pthread_rwlock_wrlock(&fs_tree_lock);
 	if (cg->removed) {
@@ -830,7 +830,7 @@ out_unlock:
 /* ---- cgroup.pressure ---- */
 int cgroup_pressure_write(struct cgroup *cg, char *buf, struct fs_inval_list *iv)
 {
-	int v, err = fs_kstrtoint(fs_strstrip(buf), &v);
+	int v, err = kstrtoint0(strstrip(buf), &v);
 
 	if (err)
 		return err;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * util.c - small helpers of fs/: a growable string, the kernel's string
- * parsing (strstrip, kstrtoint), clocks and whole-file reads.
+ * util.c - small helpers of fs/: a growable string, clocks and whole-file
+ * reads (the kernel's strstrip and kstrtoint are conf/lib's, lib.h).
  */
 #include "internal.h"
 
@@ -76,65 +76,6 @@ uint64_t fs_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
-
-/* The kernel's strstrip(): leading and trailing whitespace removed. */
-char *fs_strstrip(char *s)
-{
-	size_t n = strlen(s);
-
-	while (n && isspace((unsigned char)s[n - 1]))
-		s[--n] = '\0';
-	while (*s && isspace((unsigned char)*s))
-		s++;
-	return s;
-}
-
-/* kstrtoint(s, 0): an optional sign, then base 0 digits to the end (one "\n" allowed). */
-int fs_kstrtoint(const char *s, int *out)
-{
-	bool neg = false;
-	unsigned int base = 10;
-	unsigned long long v = 0;
-	const char *p;
-
-	if (*s == '+') {
-		s++;
-	} else if (*s == '-') {
-		neg = true;
-		s++;
-	}
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && isxdigit((unsigned char)s[2])) {
-		base = 16;
-		s += 2;
-	} else if (s[0] == '0') {
-		base = 8;
-	}
-	if (!isxdigit((unsigned char)*s))
-		return -EINVAL;
-	for (p = s; *p; p++) {
-		unsigned int d;
-
-		if (*p == '\n' && !p[1])
-			break;
-		if (isdigit((unsigned char)*p))
-			d = (unsigned int)(*p - '0');
-		else if (isxdigit((unsigned char)*p))
-			d = (unsigned int)(tolower((unsigned char)*p) - 'a' + 10);
-		else
-			return -EINVAL;
-		if (d >= base)
-			return -EINVAL;
-		if (v > (ULLONG_MAX - d) / base)
-			return -ERANGE;
-		v = v * base + d;
-	}
-	if (p == s)
-		return -EINVAL;
-	if (neg ? v > (unsigned long long)INT_MAX + 1 : v > INT_MAX)
-		return -ERANGE;
-	*out = neg ? (int)-(long long)v : (int)v;
-	return 0;
 }
 
 ssize_t fs_read_file(const char *path, char *buf, size_t len)

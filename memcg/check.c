@@ -7,6 +7,7 @@
  * Callers make sure nothing charges while it runs.
  */
 #include "internal.h"
+#include "lib.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -404,6 +404,8 @@ void memcg_task_put(struct memcg_task *t);
 
 extern pthread_mutex_t tasks_lock;
 extern struct memcg_task *all_tasks;
+/* every task's owned array, and who claims a page first (pages.c) */
+extern pthread_mutex_t owned_lock;
 
 extern __thread struct memcg_task *current_task;
 extern __thread struct mem_cgroup *active_memcg;	/* set_active_memcg() */
@@ -473,6 +475,12 @@ void memcg_stats_flush(void);
 void memcg_stats_exit(void);
 long memcg_state(const struct mem_cgroup *memcg, int nid, enum memcg_item item);
 long memcg_state_all_nodes(const struct mem_cgroup *memcg, enum memcg_item item);
+/*
+ * memcg_stat_item_read - memcg_stat_read() by item, not by name: one
+ * statistic's flushed value over all nodes in its own unit (bytes for the
+ * _B items, else pages or events), a negative aggregate read as 0.
+ */
+unsigned long long memcg_stat_item_read(struct mem_cgroup *memcg, enum memcg_item item);
 /* hold across memcg_state() reads: a flush folds into state[] under it */
 void memcg_stats_lock(void);
 void memcg_stats_unlock(void);

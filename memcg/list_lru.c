@@ -15,6 +15,7 @@
  * (memcg.h says which calls take it).
  */
 #include "internal.h"
+#include "lib.h"
 
 #include <errno.h>
 #include <stdlib.h>

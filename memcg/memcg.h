@@ -142,6 +142,12 @@ enum memcg_page_type {
 	MEMCG_PAGE_PAGETABLES, MEMCG_PAGE_PERCPU, MEMCG_PAGE_SOCK, MEMCG_PAGE_VMALLOC,
 	NR_MEMCG_PAGE_TYPES
 };
+/*
+ * The page types' names (memcg/page_type.c), a library of their own,
+ * memcg_names, that needs nothing else of memcg: libmemcgfs links it alone.
+ * memcg_page_type_name - NULL outside the enum; memcg_page_type_parse -
+ * the exact name, else -EINVAL.
+ */
 const char *memcg_page_type_name(enum memcg_page_type type);
 int memcg_page_type_parse(const char *name, enum memcg_page_type *type);
 

@@ -190,9 +190,9 @@ static unsigned long shrink_inactive_list(struct mem_cgroup *memcg, int nid, uns
 static unsigned long shrink_slab(struct mem_cgroup *memcg, int priority)
 {
 	unsigned long freed = 0;
-	unsigned long long before = 0, after = 0;
+	unsigned long long before, after;
 
-	memcg_stat_read(memcg, "slab_reclaimable", &before);
+	before = memcg_stat_item_read(memcg, MI_SLAB_RECLAIMABLE_B);
 	pthread_mutex_lock(&shrinker_lock);
 	for (struct shrinker *s = shrinkers; s; s = s->next) {
 		unsigned long freeable = s->count_objects(s, memcg);
@@ -215,7 +215,7 @@ static unsigned long shrink_slab(struct mem_cgroup *memcg, int priority)
 	pthread_mutex_unlock(&shrinker_lock);
 	if (!freed)
 		return 0;
-	memcg_stat_read(memcg, "slab_reclaimable", &after);
+	after = memcg_stat_item_read(memcg, MI_SLAB_RECLAIMABLE_B);
 	/* reclaim_state->reclaimed: pages' worth of what the objects gave back */
 	return before > after ?
 		(unsigned long)((before - after + alloc_page_size() - 1) / alloc_page_size()) : 0;

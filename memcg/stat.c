@@ -11,6 +11,7 @@
  * memcg's own total and to every ancestor's hierarchical one.
  */
 #include "internal.h"
+#include "lib.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -292,6 +293,17 @@ static unsigned long long stat_value(const struct mem_cgroup *memcg,
 		v = 0;
 	return st->unit == U_PAGES ? (unsigned long long)v * alloc_page_size()
 				   : (unsigned long long)v;
+}
+
+unsigned long long memcg_stat_item_read(struct mem_cgroup *memcg, enum memcg_item item)
+{
+	long v;
+
+	memcg_stats_flush();
+	memcg_stats_lock();
+	v = memcg_state_all_nodes(memcg, item);
+	memcg_stats_unlock();
+	return v < 0 ? 0 : (unsigned long long)v;
 }
 
 int memcg_stat_read(struct mem_cgroup *memcg, const char *key, unsigned long long *val)

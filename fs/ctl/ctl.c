@@ -55,6 +55,7 @@
 #include "exec.h"
 #include "handles.h"
 #include "memcg.h"
+#include "lib.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -233,48 +234,18 @@ size_t ctl_read_at(struct ctl_session *s, uint64_t pos, char *buf, size_t len)
 }
 
 /* ---- text parsing ---- */
+/* Numbers (lib.h's u64_parse), SIZE (its size_parse): any failure is EINVAL. */
 static int parse_u64(const char *s, uint64_t *out)
 {
-	uint64_t v = 0;
-
-	if (!*s)
-		return -EINVAL;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return -EINVAL;
-		if (v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
-			return -EINVAL;
-		v = v * 10 + (uint64_t)(*s - '0');
-	}
-	*out = v;
-	return 0;
+	return u64_parse(s, strlen(s), out) ? -EINVAL : 0;
 }
 
-/* SIZE: decimal digits and an optional K/M/G (or k/m/g) suffix. */
+/* a SIZE of at most 23 characters (more leading zeros are EINVAL) */
 static int parse_size(const char *s, uint64_t *out)
 {
-	char digits[24];
 	size_t l = strlen(s);
-	unsigned int shift = 0;
-	uint64_t v;
 
-	if (!l || l >= sizeof(digits))
-		return -EINVAL;
-	switch (s[l - 1]) {
-	case 'K': case 'k': shift = 10; break;
-	case 'M': case 'm': shift = 20; break;
-	case 'G': case 'g': shift = 30; break;
-	}
-	if (shift)
-		l--;
-	memcpy(digits, s, l);
-	digits[l] = '\0';
-	if (parse_u64(digits, &v))
-		return -EINVAL;
-	if (shift && v > (UINT64_MAX >> shift))
-		return -EINVAL;
-	*out = v << shift;
-	return 0;
+	return l >= 24 || size_parse(s, l, out) ? -EINVAL : 0;
 }
 
 static int parse_handle(const char *s, uint64_t *out)

@@ -32,6 +32,7 @@
 #include "ctl.h"
 #include "handles.h"
 #include "memcg.h"
+#include "lib.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -903,7 +904,7 @@ unsigned long ctl_handles_nr_reclaimable(void)
 	return list_lru_count(&ctl_lru);
 }
 
-/* ---- the invariant checker (check_fail: alloc.h) ---- */
+/* ---- the invariant checker (check_fail: lib.h) ---- */
 static int sum_counts(uid_t uid, uint32_t n, void *arg)
 {
 	if (!n || !uid)

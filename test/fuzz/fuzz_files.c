@@ -15,7 +15,7 @@
  * Not fuzzed here, on purpose: cgroup.procs and cgroup.threads (their
  * parser is inside procs_move(), which moves real host processes by pid),
  * and cgroup.kill's action (procs_kill() scans /proc and signals): its
- * parser, fs_kstrtoint() after fs_strstrip(), is the same as
+ * parser, kstrtoint0() after strstrip(), is the same as
  * cgroup.freeze's and cgroup.pressure's, which are fuzzed here, and
  * fuzz_parse fuzzes it directly.  tracing_on's parser is inline in
  * fs/ops.c's write handler (not callable).

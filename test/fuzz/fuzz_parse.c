@@ -12,7 +12,7 @@
  *   3 slab_flags_parse()       the same round trip
  *   4 memcg_page_type_parse()  its name parses back to it
  *   5 conf_signal()            0..64 or EINVAL; a number is itself
- *   6 fs_kstrtoint()           against a reference of the kernel's
+ *   6 kstrtoint0()           against a reference of the kernel's
  *                              kstrtoint(s, 0) (lib/kstrtox.c)
  * The first input byte selects the parser, the rest is the text.
  */
@@ -273,10 +273,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	case 6: {
 		int a = 0x5eed, b = 0x5eed;
-		int ra = fs_kstrtoint(s, &a), rb = ref_kstrtoint(s, &b);
+		int ra = kstrtoint0(s, &a), rb = ref_kstrtoint(s, &b);
 
 		if (ra != rb || (!ra && a != b))
-			fuzz_die("fs_kstrtoint('%s'): %d %d, the kernel's kstrtoint: %d %d", s, ra,
+			fuzz_die("kstrtoint0('%s'): %d %d, the kernel's kstrtoint: %d %d", s, ra,
 				 a, rb, b);
 		break;
 	}

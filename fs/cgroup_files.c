@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * files.c - the files of a cgroup directory: one table, as the kernel's
+ * cgroup_files.c - the files of a cgroup directory: one table, as the kernel's
  * cgroup_base_files[] followed by memcg's memory_files[] and memcgfs's own
  * root files, and the cgroup core files' show/write handlers.
  *
@@ -221,14 +221,14 @@ static int show_max_int(struct strbuf *sb, int v)
 
 static int parse_max_int(char *buf, int *v)
 {
-	char *s = fs_strstrip(buf);
+	char *s = strstrip(buf);
 	int err;
 
 	if (!strcmp(s, "max")) {
 		*v = INT_MAX;
 		return 0;
 	}
-	err = fs_kstrtoint(s, v);
+	err = kstrtoint0(s, v);
 	if (err)
 		return err;
 	return *v < 0 ? -ERANGE : 0;
@@ -291,7 +291,7 @@ static int cgroup_freeze_show(struct fs_handle *h, struct strbuf *sb)
 static int cgroup_freeze_write(struct fs_handle *h, const struct fs_caller *who, char *buf,
 			       size_t len)
 {
-	int v, err = fs_kstrtoint(fs_strstrip(buf), &v);
+	int v, err = kstrtoint0(strstrip(buf), &v);
 
 	(void)who;
 	(void)len;
@@ -305,7 +305,7 @@ static int cgroup_freeze_write(struct fs_handle *h, const struct fs_caller *who,
 static int cgroup_kill_write(struct fs_handle *h, const struct fs_caller *who, char *buf,
 			     size_t len)
 {
-	int v, err = fs_kstrtoint(fs_strstrip(buf), &v);
+	int v, err = kstrtoint0(strstrip(buf), &v);
 
 	(void)who;
 	(void)len;

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * files.c - the memory controller's cgroup files: one table, as the
+ * memory_files.c - the memory controller's cgroup files: one table, as the
  * kernel's memory_files[] (name, where it exists, show, write), formats and
  * parsing as mm/memcontrol.c has them.
  */
 #include "internal.h"
+#include "lib.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -36,71 +37,7 @@ struct memcg_file {
 	void (*set_limit)(struct mem_cgroup *memcg, unsigned long nr_pages);
 };
 
-/* ---- parsing ---- */
-static char *strstrip(char *s)
-{
-	size_t n = strlen(s);
-
-	while (n && isspace((unsigned char)s[n - 1]))
-		s[--n] = '\0';
-	while (*s && isspace((unsigned char)*s))
-		s++;
-	return s;
-}
-
-/* simple_strtoull(s, &end, 0): wraps on overflow, as the kernel's does. */
-static unsigned long long simple_strtoull0(const char *s, const char **end)
-{
-	unsigned long long v = 0;
-	unsigned int base = 10;
-
-	if (s[0] == '0') {
-		if ((s[1] == 'x' || s[1] == 'X') && isxdigit((unsigned char)s[2])) {
-			base = 16;
-			s += 2;
-		} else {
-			base = 8;
-		}
-	}
-	for (;; s++) {
-		unsigned int d;
-
-		if (isdigit((unsigned char)*s))
-			d = (unsigned int)(*s - '0');
-		else if (isxdigit((unsigned char)*s))
-			d = (unsigned int)(tolower((unsigned char)*s) - 'a' + 10);
-		else
-			break;
-		if (d >= base)
-			break;
-		v = v * base + d;
-	}
-	*end = s;
-	return v;
-}
-
-/* memparse(): a number and at most one binary suffix. */
-static unsigned long long memparse(const char *s, const char **end)
-{
-	unsigned long long v = simple_strtoull0(s, end);
-	int shift = 0;
-
-	switch (**end) {
-	case 'E': case 'e': shift += 10; /* fall through */
-	case 'P': case 'p': shift += 10; /* fall through */
-	case 'T': case 't': shift += 10; /* fall through */
-	case 'G': case 'g': shift += 10; /* fall through */
-	case 'M': case 'm': shift += 10; /* fall through */
-	case 'K': case 'k': shift += 10;
-		(*end)++;
-		v <<= shift;
-		break;
-	default:
-		break;
-	}
-	return v;
-}
-
+/* ---- parsing (strstrip, kstrtoint0, memparse: lib.h) ---- */
 int page_counter_memparse(const char *in, size_t len, const char *max,
 			  unsigned long *nr_pages)
 {
@@ -127,47 +64,6 @@ int page_counter_memparse(const char *in, size_t len, const char *max,
 	return 0;
 }
 
-/* kstrtoint(s, 0): optional sign, base 0, the whole string, ERANGE on overflow. */
-static int kstrtoint0(const char *s, int *out)
-{
-	bool neg = false;
-
-	if (*s == '+')
-		s++;
-	else if (*s == '-') {
-		neg = true;
-		s++;
-	}
-	if (!isdigit((unsigned char)*s))
-		return -EINVAL;
-	/* digits in 128 bits, so that overflow is seen */
-	{
-		unsigned __int128 w = 0;
-		unsigned int base = 10;
-		const char *p = s;
-
-		if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X') && isxdigit((unsigned char)p[2])) {
-			base = 16;
-			p += 2;
-		} else if (p[0] == '0') {
-			base = 8;
-		}
-		for (; *p; p++) {
-			unsigned int d = isdigit((unsigned char)*p) ? (unsigned int)(*p - '0') :
-				isxdigit((unsigned char)*p) ? (unsigned int)(tolower((unsigned char)*p) - 'a' + 10) : 99;
-
-			if (d >= base)
-				return -EINVAL;
-			w = w * base + d;
-			if (w > (unsigned __int128)1 << 64)
-				return -ERANGE;
-		}
-		if (neg ? w > (unsigned __int128)INT_MAX + 1 : w > INT_MAX)
-			return -ERANGE;
-		*out = neg ? (int)-(long long)w : (int)w;
-	}
-	return 0;
-}
 
 
 static int show_pages_or_max(char *buf, size_t len, unsigned long pages)
