@@ -47,44 +47,8 @@
 /* ------------------------------------------------------------------ */
 /* Checks (deferred: one wrong value does not hide the checks after it) */
 
-/* deferred_failures and DEFER_EQ/DEFER_TRUE/EXPECT_TRUE/DEFER_STR */
-#include "defer.h"
-
-/* ------------------------------------------------------------------ */
-/* PRNG                                                                */
-
-struct rng {
-	uint64_t s;
-};
-
-static uint64_t rnd(struct rng *r)
-{
-	r->s ^= r->s >> 12;
-	r->s ^= r->s << 25;
-	r->s ^= r->s >> 27;
-	return r->s * 2685821657736338717ull;
-}
-
-static unsigned int rnd_below(struct rng *r, unsigned int n)
-{
-	return (unsigned int)(rnd(r) % n);
-}
-
-static void rng_seed(struct rng *r, uint64_t seed)
-{
-	r->s = seed ? seed : 0x9e3779b97f4a7c15ull;
-	for (int i = 0; i < 8; i++)
-		rnd(r);
-}
-
-static uint64_t test_seed(uint64_t dflt)
-{
-	const char *e = getenv("MEMCG_TEST_SEED");
-
-	if (e && *e)
-		return strtoull(e, NULL, 0);
-	return dflt;
-}
+/* deferred_failures, DEFER_EQ/DEFER_TRUE/EXPECT_TRUE/DEFER_STR, the PRNG */
+#include "fixture.h"
 
 /* ------------------------------------------------------------------ */
 /* Tracking of what the tests allocate                                 */
