@@ -172,52 +172,6 @@ bool wait_dying(struct mem_cgroup *m, unsigned long want)
 	return false;
 }
 
-const struct memcg_file *file_of(const char *name)
-{
-	const struct memcg_file *f = memcg_file_lookup(name);
-
-	if (!f) {
-		print_error("memcg_file_lookup(\"%s\") = NULL\n", name);
-		fail();
-	}
-	return f;
-}
-
-/* Open, read the whole content, release.  Length or negative errno. */
-long read_whole(struct mem_cgroup *m, const char *name, char *buf, size_t len)
-{
-	struct memcg_open *o = NULL;
-	long n;
-	int r;
-
-	buf[0] = '\0';
-	r = memcg_file_open(file_of(name), m, &o);
-	if (r)
-		return r;
-	n = memcg_file_read(o, buf, len);
-	memcg_file_release(o);
-	return n;
-}
-
-int write_bytes(struct mem_cgroup *m, const char *name, const char *s,
-		size_t len)
-{
-	struct memcg_open *o = NULL;
-	int r;
-
-	r = memcg_file_open(file_of(name), m, &o);
-	if (r)
-		return r;
-	r = memcg_file_write(o, s, len, false);
-	memcg_file_release(o);
-	return r;
-}
-
-int write_str(struct mem_cgroup *m, const char *name, const char *s)
-{
-	return write_bytes(m, name, s, strlen(s));
-}
-
 /* A one-number file ("%llu\n"); ~0 for "max\n". */
 static unsigned long long read_num(struct mem_cgroup *m, const char *name)
 {
@@ -250,45 +204,6 @@ unsigned long long cur(struct mem_cgroup *m)
 	return v;
 }
 
-unsigned long long stv(struct mem_cgroup *m, const char *key)
-{
-	unsigned long long v = 0;
-	int r = memcg_stat_read(m, key, &v);
-
-	if (r) {
-		print_error("memcg_stat_read(\"%s\") = %d\n", key, r);
-		deferred_failures++;
-		return 0;
-	}
-	return v;
-}
-
-/* A flat-keyed file's value for key; ~0 when absent. */
-unsigned long long keyed(struct mem_cgroup *m, const char *name, const char *key)
-{
-	char buf[16384], *p;
-	size_t kl = strlen(key);
-	long n = read_whole(m, name, buf, sizeof(buf));
-
-	if (n < 0) {
-		print_error("read %s = %ld\n", name, n);
-		deferred_failures++;
-		return ~0ull;
-	}
-	for (p = buf; *p; ) {
-		char *nl = strchr(p, '\n');
-
-		if (strncmp(p, key, kl) == 0 && p[kl] == ' ')
-			return strtoull(p + kl + 1, NULL, 10);
-		if (!nl)
-			break;
-		p = nl + 1;
-	}
-	print_error("%s has no key %s\n", name, key);
-	deferred_failures++;
-	return ~0ull;
-}
-
 void take(struct mem_cgroup *m, struct snap *s)
 {
 	/* the root has no memory.current: its counter is not compared (§7, §8.1) */
@@ -310,17 +225,6 @@ void expect_back(struct mem_cgroup *m, const struct snap *exp, const char *what)
 
 	take(m, &s);
 	snap_eq(&s, exp, what);
-}
-
-void expect_memcg_check(const char *when)
-{
-	char msg[1024] = "";
-	int r = memcg_check(msg, sizeof(msg));
-
-	if (r) {
-		print_error("memcg_check() %s = %d: %s\n", when, r, msg);
-		deferred_failures++;
-	}
 }
 
 struct page *pages(enum memcg_page_type type, unsigned int order)

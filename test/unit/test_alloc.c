@@ -90,12 +90,7 @@ static int check_and_down(void **state)
 		print_error("alloc_check() = %d: %s\n", r, msg);
 		fail_msg("alloc_check failed after the test");
 	}
-	if (deferred_failures) {
-		unsigned long n = deferred_failures;
-
-		deferred_failures = 0;
-		fail_msg("%lu deferred failures (above)", n);
-	}
+	deferred_done();
 	return 0;
 }
 

@@ -46,17 +46,6 @@
 	}								\
 } while (0)
 
-#define EXPECT_STR(got, exp, ...) do {					\
-	const char *g_ = (got), *e_ = (exp);				\
-	if (!g_ || strcmp(g_, e_) != 0) {				\
-		print_error("%s:%d: ", __FILE__, __LINE__);		\
-		print_error(__VA_ARGS__);				\
-		print_error(": got \"%s\", expected \"%s\"\n",		\
-			    g_ ? g_ : "(null)", e_);			\
-		fail();							\
-	}								\
-} while (0)
-
 /*
  * Deferred failures: reported at once, but the test goes on (so that one
  * wrong value does not hide the checks after it); the teardown fails the test.

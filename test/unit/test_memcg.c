@@ -110,12 +110,7 @@ static int teardown(void **state)
 	alloc_exit();
 	if (r1 || r2)
 		fail_msg("memcg_check/alloc_check failed after the test");
-	if (deferred_failures) {
-		unsigned long n = deferred_failures;
-
-		deferred_failures = 0;
-		fail_msg("%lu deferred failures (above)", n);
-	}
+	deferred_done();
 	return 0;
 }
 
@@ -170,12 +165,7 @@ static void test_config_and_init_errors(void **state)
 	if (r == 0)
 		memcg_exit();
 	alloc_exit();
-	if (deferred_failures) {
-		unsigned long n = deferred_failures;
-
-		deferred_failures = 0;
-		fail_msg("%lu deferred failures (above)", n);
-	}
+	deferred_done();
 }
 
 /* ================================================================== */

@@ -92,18 +92,10 @@ struct memcg_task *mktask(pid_t pid, struct mem_cgroup *m);
 void task_exit_checked(struct memcg_task *t, const char *what);
 void rm(struct mem_cgroup *m);
 bool wait_dying(struct mem_cgroup *m, unsigned long want);
-const struct memcg_file *file_of(const char *name);
-long read_whole(struct mem_cgroup *m, const char *name, char *buf, size_t len);
-int write_bytes(struct mem_cgroup *m, const char *name, const char *s,
-		size_t len);
-int write_str(struct mem_cgroup *m, const char *name, const char *s);
 unsigned long long cur(struct mem_cgroup *m);
-unsigned long long stv(struct mem_cgroup *m, const char *key);
-unsigned long long keyed(struct mem_cgroup *m, const char *name, const char *key);
 void take(struct mem_cgroup *m, struct snap *s);
 void snap_eq(const struct snap *got, const struct snap *exp, const char *what);
 void expect_back(struct mem_cgroup *m, const struct snap *exp, const char *what);
-void expect_memcg_check(const char *when);
 struct page *pages(enum memcg_page_type type, unsigned int order);
 void free_pg(struct page *pg);
 void *kmalloc_ok(size_t size, gfp_t gfp);
