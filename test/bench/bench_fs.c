@@ -65,6 +65,7 @@
  * PATHs default to $MEMCGFS and $MINIFUSE (meson sets them).
  */
 #include "memcgfs_ctl.h"
+#include "harness.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -162,26 +163,6 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static bool is_mounted(const char *mnt)
-{
-	char line[8192], *save, *f;
-	bool found = false;
-	FILE *fp = fopen("/proc/self/mountinfo", "re");
-
-	if (!fp)
-		return false;
-	while (!found && fgets(line, sizeof(line), fp)) {
-		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT ... */
-		f = strtok_r(line, " ", &save);
-		for (int i = 0; f && i < 4; i++)
-			f = strtok_r(NULL, " ", &save);
-		if (f && !strcmp(f, mnt))
-			found = true;
-	}
-	fclose(fp);
-	return found;
-}
-
 static int run_cmd(const char *path, const char *a1, const char *a2)
 {
 	pid_t pid = fork();
@@ -250,9 +231,9 @@ static void cleanup(void)
 		if (!d->mnt[0])
 			continue;
 		if (d->pid > 0 || d->mounted) {
-			if (is_mounted(d->mnt)) {
+			if (bench_is_mounted(d->mnt)) {
 				run_cmd("fusermount3", "-u", d->mnt);
-				if (is_mounted(d->mnt))
+				if (bench_is_mounted(d->mnt))
 					umount2(d->mnt, MNT_DETACH);
 			}
 		}
@@ -266,7 +247,7 @@ static void cleanup(void)
 			}
 			d->pid = 0;
 		}
-		if (is_mounted(d->mnt))
+		if (bench_is_mounted(d->mnt))
 			umount2(d->mnt, MNT_DETACH);
 		d->mounted = false;
 		show_log_trouble(d, daemon_names[i]);
@@ -348,7 +329,7 @@ static void start_daemon(int which, int cpu, const char *const *argv)
 	}
 	d->pid = pid;
 	end = now_s() + 15;
-	while (!is_mounted(d->mnt)) {
+	while (!bench_is_mounted(d->mnt)) {
 		int st;
 
 		if (waitpid(pid, &st, WNOHANG) == pid) {
@@ -372,22 +353,6 @@ static void start_daemon(int which, int cpu, const char *const *argv)
 }
 
 /* ---- small helpers ---- */
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(const double *v, int n)
-{
-	double tmp[MAX_REPS];
-
-	memcpy(tmp, v, (size_t)n * sizeof(*v));
-	qsort(tmp, (size_t)n, sizeof(*tmp), cmp_double);
-	return n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
-}
 
 static void write_file(const char *path, const char *text)
 {
@@ -449,12 +414,7 @@ static void measure(int nr, unit_fn const *fns, void *const *ctxs, double *med)
 			v[m][r] = rate_of(fns[m], ctxs[m], opt_secs);
 		}
 	for (int m = 0; m < nr; m++)
-		med[m] = median(v[m], opt_reps);
-}
-
-static void target(const char *name, const char *measured, const char *goal, bool ok)
-{
-	printf("target %s measured=%s goal=%s %s\n", name, measured, goal, ok ? "ok" : "MISS");
+		med[m] = bench_median(v[m], opt_reps);
 }
 
 /* ---- 1. one ioctl round trip ---- */
@@ -1030,8 +990,8 @@ static void shell_measure(const char *mnt, struct shell_run med[NR_SH])
 			a[r] = v[m][r].read_us;
 			b[r] = v[m][r].cycle_us;
 		}
-		med[m].read_us = median(a, opt_reps);
-		med[m].cycle_us = median(b, opt_reps);
+		med[m].read_us = bench_median(a, opt_reps);
+		med[m].cycle_us = bench_median(b, opt_reps);
 	}
 }
 
@@ -1052,12 +1012,12 @@ static long parse_long(const char *s, const char *what)
 static void skip(const char *why)
 {
 	printf("bench_fs: cannot run: %s\n", why);
-	target("ctl_ioctl_vs_minimal", "none", ">=0.8", false);
-	target("ctl_batch_vs_text", "none", ">=100", false);
-	target("cat_stat_vs_host", "none", "<=3.0", false);
-	target("mkdir_10k_s", "none", "<5", false);
-	target("bytes_per_cgroup", "none", "<=16384", false);
-	target("shell_read_x1024", "none", "<=5.0", false);
+	bench_target("ctl_ioctl_vs_minimal", "none", ">=0.8", false);
+	bench_target("ctl_batch_vs_text", "none", ">=100", false);
+	bench_target("cat_stat_vs_host", "none", "<=3.0", false);
+	bench_target("mkdir_10k_s", "none", "<5", false);
+	bench_target("bytes_per_cgroup", "none", "<=16384", false);
+	bench_target("shell_read_x1024", "none", "<=5.0", false);
 	exit(77);
 }
 
@@ -1397,29 +1357,29 @@ int main(int argc, char **argv)
 
 		v = io_med[0][0] / io_med[0][2];
 		snprintf(buf, sizeof(buf), "%.2f", v);
-		target("ctl_ioctl_vs_minimal", buf, ">=0.8", strtod(buf, NULL) >= 0.8);
+		bench_target("ctl_ioctl_vs_minimal", buf, ">=0.8", strtod(buf, NULL) >= 0.8);
 		v = bt_med[0][1] / bt_med[0][0];
 		snprintf(buf, sizeof(buf), "%.1f", v);
-		target("ctl_batch_vs_text", buf, ">=100", strtod(buf, NULL) >= 100);
+		bench_target("ctl_batch_vs_text", buf, ">=100", strtod(buf, NULL) >= 100);
 		if (have_host) {
 			v = cat_med[0][2] / cat_med[0][0];
 			snprintf(buf, sizeof(buf), "%.2f", v);
-			target("cat_stat_vs_host", buf, "<=3.0", strtod(buf, NULL) <= 3.0);
+			bench_target("cat_stat_vs_host", buf, "<=3.0", strtod(buf, NULL) <= 3.0);
 		} else {
-			target("cat_stat_vs_host", "none", "<=3.0", false);
+			bench_target("cat_stat_vs_host", "none", "<=3.0", false);
 		}
 		snprintf(buf, sizeof(buf), "%.2f", mk[0].mkdir_s * 10000.0 / (double)opt_cgroups);
-		target("mkdir_10k_s", buf, "<5", strtod(buf, NULL) < 5);
+		bench_target("mkdir_10k_s", buf, "<5", strtod(buf, NULL) < 5);
 		if (mk[0].before.uss < 0 || mk[0].after.uss < 0) {
-			target("bytes_per_cgroup", "none", "<=16384", false);
+			bench_target("bytes_per_cgroup", "none", "<=16384", false);
 		} else {
 			snprintf(buf, sizeof(buf), "%.0f",
 				 (double)(mk[0].after.uss - mk[0].before.uss) * 1024.0 /
 				 (double)opt_cgroups);
-			target("bytes_per_cgroup", buf, "<=16384", strtod(buf, NULL) <= 16384);
+			bench_target("bytes_per_cgroup", buf, "<=16384", strtod(buf, NULL) <= 16384);
 		}
 		snprintf(buf, sizeof(buf), "%.2f", sh[0][SH_BASH_UTF8].read_us / sh[0][SH_C].read_us);
-		target("shell_read_x1024", buf, "<=5.0", strtod(buf, NULL) <= 5.0);
+		bench_target("shell_read_x1024", buf, "<=5.0", strtod(buf, NULL) <= 5.0);
 	}
 	return 0;
 }
