@@ -96,12 +96,16 @@ struct page *head_of(const void *p);
 void stats(struct alloc_stats *st);
 void expect_stats_equal(const struct alloc_stats *a,
 			const struct alloc_stats *b, const char *when);
+
+/* shared between topics: alloc_kmalloc.c's probe sizes ... */
 extern const size_t probe_sizes[];
 extern const size_t nprobe;
 #define NPROBE nprobe
+/* ... alloc_objects.c's object checks ... */
 bool all_zero(const void *p, size_t n);
 int cmp_ptr(const void *a, const void *b);
 void check_in_arena(const void *p, size_t len, const char *what);
+/* ... alloc_caches.c's /proc/slabinfo line check */
 void expect_slabinfo(const char *name, unsigned long active, unsigned long num,
 		     unsigned objsize, unsigned objperslab, int pages,
 		     unsigned long slabs);

@@ -47,7 +47,7 @@
 /* ------------------------------------------------------------------ */
 /* Checks (deferred: one wrong value does not hide the checks after it) */
 
-/* deferred_failures, DEFER_EQ/DEFER_TRUE/EXPECT_TRUE/DEFER_STR, the PRNG */
+/* the checks, the PRNG, memcg file access (file_of, read_whole, write_*, keyed, stv) */
 #include "fixture.h"
 
 /* ------------------------------------------------------------------ */

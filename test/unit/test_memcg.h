@@ -34,7 +34,7 @@
 #define MACHINE_MEM	(128ul * MIB)
 #define BATCH		64ull		/* MEMCG_CHARGE_BATCH, the default */
 
-/* deferred_failures, DEFER_EQ/DEFER_TRUE/EXPECT_TRUE/DEFER_STR, the PRNG */
+/* the checks, the PRNG, memcg file access (file_of, read_whole, write_*, keyed, stv) */
 #include "fixture.h"
 /* white box: memcg_charge.c's objcg test reaches an objcg and its counters */
 #include "../../memcg/internal.h"
@@ -107,6 +107,7 @@ extern const size_t nr_ksizes;
 extern const size_t large_sizes[];
 extern const size_t nr_large;
 #define NR_LARGE	nr_large
+/* memcg_charge.c's, for memcg_tree.c too */
 void free_obj(struct obj *o);
 
 /* the test cases, by file */
