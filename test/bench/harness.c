@@ -25,6 +25,7 @@ static int nr_daemons;
 static char tmpdir[PATH_MAX];
 static const char *progname = "bench";
 static volatile sig_atomic_t cleaning;
+static void (*die_hook)(void);
 
 static void cleanup(void);
 
@@ -44,7 +45,26 @@ void bench_die(const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	cleanup();
+	if (die_hook)
+		die_hook();
 	exit(2);
+}
+
+void bench_at_die(void (*fn)(void))
+{
+	die_hook = fn;
+}
+
+void bench_pathf(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= len)
+		bench_die("a path too long for %zu bytes", len);
 }
 
 void bench_require_fuse(const char *prog)

@@ -11,6 +11,7 @@
 #define MEMCGFS_BENCH_HARNESS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <limits.h>
 #include <sys/types.h>
 
@@ -28,6 +29,10 @@ struct bench_daemon {
 void bench_name(const char *prog);
 /* Print, clean up and exit 2 (an internal error, not a MISS). */
 void bench_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* A benchmark's own clean-up, which bench_die() runs after the harness's. */
+void bench_at_die(void (*fn)(void));
+/* snprintf for paths: a path that does not fit is bench_die(), not a truncation. */
+void bench_pathf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Without root, /dev/fuse or fusermount3: say why, exit 77 (skip). */
 void bench_require_fuse(const char *prog);
 /*
