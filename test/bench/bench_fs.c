@@ -39,7 +39,10 @@
  *  3. cat_stat_vs_host: open+read-to-EOF+close of /bench/memory.stat on the
  *     mount, of the host's own cgroupfs memory.stat (cgroup2 preferred, found
  *     under /sys/fs/cgroup or /sys/fs/cgroup/unified; else the cgroup v1
- *     memory controller's, said so), and of minifuse's file of the same size.
+ *     memory controller's, said so), of minifuse's file of the same size
+ *     (cat_stat_vs_minifuse), and, when LXCFS is installed ($LXCFS, else
+ *     /usr/bin/lxcfs: Debian's lxcfs), of /proc/meminfo on an instance of
+ *     its own (cat_stat_vs_lxcfs, reported).
  *  4. mkdir_10k_s: seconds for 10,000 mkdir(2) of sibling cgroups under one
  *     parent whose cgroup.subtree_control has +memory (so each has a memcg),
  *     flat: /p/c00000 ... /p/c09999; then their rmdir (timed, not gated).
@@ -105,9 +108,10 @@ static long opt_cgroups = 10000;
 
 /* ---- the daemons, and always taking them down ---- */
 
-enum { D_MCG_PIN, D_MCG_FREE, D_MINI_PIN, D_MINI_FREE, NR_DAEMONS };
+enum { D_MCG_PIN, D_MCG_FREE, D_MINI_PIN, D_MINI_FREE, D_LXCFS, NR_DAEMONS };
 static const char *const daemon_names[NR_DAEMONS] = {
-	"memcgfs (pinned)", "memcgfs (unpinned)", "minifuse (pinned)", "minifuse (unpinned)"
+	"memcgfs (pinned)", "memcgfs (unpinned)", "minifuse (pinned)", "minifuse (unpinned)",
+	"lxcfs (unpinned)"
 };
 
 struct daemon {
@@ -256,8 +260,12 @@ static void set_affinity(pid_t pid, int cpu)
 		bench_die("sched_setaffinity(%d): %s", cpu, strerror(errno));
 }
 
-/* Start a daemon in the foreground, pinned to cpu (or free), wait for its mount. */
-static void start_daemon(int which, int cpu, const char *const *argv)
+/*
+ * Start a daemon in the foreground, pinned to cpu (or free), wait for its
+ * mount.  One that is not required (LXCFS, a peer reported beside) may
+ * fail: said, and false.
+ */
+static bool start_daemon(int which, int cpu, const char *const *argv, bool required)
 {
 	struct daemon *d = &daemons[which];
 	pid_t pid;
@@ -305,13 +313,22 @@ static void start_daemon(int which, int cpu, const char *const *argv)
 				fprintf(stderr, "  %s", line);
 			if (fp)
 				fclose(fp);
+			if (!required)
+				return false;
 			bench_die("cannot mount %s", d->mnt);
 		}
-		if (bench_now() > end)
+		if (bench_now() > end) {
+			if (!required) {
+				fprintf(stderr, "bench_fs: %s did not mount within 15 s\n",
+					daemon_names[which]);
+				return false;	/* cleanup() takes it down */
+			}
 			bench_die("%s did not mount on %s within 15 s", daemon_names[which], d->mnt);
+		}
 		usleep(10000);
 	}
 	d->mounted = true;
+	return true;
 }
 
 /* ---- small helpers ---- */
@@ -949,6 +966,8 @@ static void skip(const char *why)
 	bench_target("ctl_ioctl_vs_minimal", "none", ">=0.8", false);
 	bench_target("ctl_batch_vs_text", "none", ">=100", false);
 	bench_target("cat_stat_vs_host", "none", "<=3.0", false);
+	bench_target("cat_stat_vs_minifuse", "none", "<=0.75", false);
+	bench_target("cat_stat_vs_lxcfs", "none", "reported", true);
 	bench_target("mkdir_10k_s", "none", "<5", false);
 	bench_target("bytes_per_cgroup", "none", "<=16384", false);
 	bench_target("shell_read_x1024", "none", "<=5.0", false);
@@ -970,6 +989,8 @@ static int open_ctl(const char *mnt, const char *name)
 int main(int argc, char **argv)
 {
 	const char *memcgfs = getenv("MEMCGFS"), *minifuse = getenv("MINIFUSE");
+	const char *lxcfs = getenv("LXCFS") ? getenv("LXCFS") : "/usr/bin/lxcfs";
+	bool have_lxcfs = false;
 	char path[PATH_MAX], host_stat[PATH_MAX], stat_size[32];
 	const char *host_kind = NULL;
 	bool have_host;
@@ -1036,7 +1057,7 @@ int main(int argc, char **argv)
 	chmod(tmpdir, 0755);
 	for (int i = 0; i < NR_DAEMONS; i++) {
 		static const char *const tag[NR_DAEMONS] = { "mcg-pin", "mcg-free",
-							     "mini-pin", "mini-free" };
+							     "mini-pin", "mini-free", "lxcfs" };
 
 		bench_pathf(daemons[i].mnt, sizeof(daemons[i].mnt), "%s/%s", tmpdir, tag[i]);
 		bench_pathf(daemons[i].log, sizeof(daemons[i].log), "%s/%s.log", tmpdir, tag[i]);
@@ -1048,7 +1069,7 @@ int main(int argc, char **argv)
 	for (int i = D_MCG_PIN; i <= D_MCG_FREE; i++) {
 		const char *av[] = { memcgfs, "-f", "-o", "cpus=2", daemons[i].mnt, NULL };
 
-		start_daemon(i, i == D_MCG_PIN ? cpu : -1, av);
+		start_daemon(i, i == D_MCG_PIN ? cpu : -1, av, true);
 		bench_pathf(path, sizeof(path), "%s/bench", daemons[i].mnt);
 		if (mkdir(path, 0755))
 			bench_die("mkdir %s: %s", path, strerror(errno));
@@ -1066,7 +1087,16 @@ int main(int argc, char **argv)
 	for (int i = D_MINI_PIN; i <= D_MINI_FREE; i++) {
 		const char *av[] = { minifuse, "-f", "--stat-size", stat_size, daemons[i].mnt, NULL };
 
-		start_daemon(i, i == D_MINI_PIN ? cpu : -1, av);
+		start_daemon(i, i == D_MINI_PIN ? cpu : -1, av, true);
+	}
+	/* LXCFS, the FUSE peer people run for the same purpose ($LXCFS; reported) */
+	if (*lxcfs && !access(lxcfs, X_OK)) {
+		char pidfile[PATH_MAX];
+		const char *av[] = { lxcfs, "-f", "-p", pidfile, daemons[D_LXCFS].mnt, NULL };
+
+		bench_pathf(pidfile, sizeof(pidfile), "%s/lxcfs.pid", tmpdir);
+		have_lxcfs = start_daemon(D_LXCFS, -1, av, false);
+		unlink(pidfile);
 	}
 
 	printf("bench_fs: memcgfs mounted, beside minifuse (a minimal libfuse low-level "
@@ -1146,25 +1176,36 @@ int main(int argc, char **argv)
 	}
 
 	/* ---- 3 ---- */
-	double cat_med[2][3] = { { 0 } };
-	struct cat_ctx cc[2][3];
+	/* the variants: memcgfs, minifuse, then the host's file and LXCFS's if there */
+	enum { C_MCG, C_MINI, C_HOST, C_LXCFS, NR_CAT };
+	double cat_med[2][NR_CAT] = { { 0 } };
+	struct cat_ctx cc[2][NR_CAT];
 	{
-		char mcg_stat[2][PATH_MAX], mini_stat[2][PATH_MAX];
-		int nr;
+		char mcg_stat[2][PATH_MAX], mini_stat[2][PATH_MAX], lx_meminfo[PATH_MAX];
 
 		have_host = find_host_stat(host_stat, sizeof(host_stat), &host_kind) != NULL;
-		nr = have_host ? 3 : 2;
+		bench_pathf(lx_meminfo, PATH_MAX, "%s/proc/meminfo", daemons[D_LXCFS].mnt);
 		for (int p = 0; p < 2; p++) {
-			unit_fn fns[3] = { unit_cat, unit_cat, unit_cat };
-			void *ctxs[3] = { &cc[p][0], &cc[p][1], &cc[p][2] };
+			unit_fn fns[NR_CAT] = { unit_cat, unit_cat, unit_cat, unit_cat };
+			void *ctxs[NR_CAT];
+			int idx[NR_CAT], nr = 0;
+			double med[NR_CAT];
 
 			bench_pathf(mcg_stat[p], PATH_MAX, "%s/bench/memory.stat", daemons[D_MCG_PIN + p].mnt);
 			bench_pathf(mini_stat[p], PATH_MAX, "%s/stat", daemons[D_MINI_PIN + p].mnt);
-			cc[p][0] = (struct cat_ctx){ .path = mcg_stat[p] };
-			cc[p][1] = (struct cat_ctx){ .path = mini_stat[p] };
-			cc[p][2] = (struct cat_ctx){ .path = host_stat };
+			cc[p][C_MCG] = (struct cat_ctx){ .path = mcg_stat[p] };
+			cc[p][C_MINI] = (struct cat_ctx){ .path = mini_stat[p] };
+			cc[p][C_HOST] = (struct cat_ctx){ .path = host_stat };
+			cc[p][C_LXCFS] = (struct cat_ctx){ .path = lx_meminfo };
+			for (int v = 0; v < NR_CAT; v++)
+				if ((v != C_HOST || have_host) && (v != C_LXCFS || have_lxcfs)) {
+					idx[nr] = v;
+					ctxs[nr++] = &cc[p][v];
+				}
 			set_affinity(0, p ? -1 : cpu);
-			measure(nr, fns, ctxs, cat_med[p]);
+			measure(nr, fns, ctxs, med);
+			for (int k = 0; k < nr; k++)
+				cat_med[p][idx[k]] = med[k];
 		}
 		set_affinity(0, -1);
 		printf("3. cat_stat_vs_host: open + read to EOF (64 KiB reads) + close of "
@@ -1184,6 +1225,19 @@ int main(int argc, char **argv)
 		}
 		printf("  %-56s %14.2f %14.2f\n", "memcgfs / minifuse",
 		       cat_med[0][1] / cat_med[0][0], cat_med[1][1] / cat_med[1][0]);
+		if (have_lxcfs) {
+			printf("  %-47s (%4zd B) %14.1f %14.1f\n", "lxcfs /proc/meminfo (its daemon unpinned)",
+			       cc[0][C_LXCFS].size, 1e6 / cat_med[0][C_LXCFS], 1e6 / cat_med[1][C_LXCFS]);
+			printf("  %-56s %14.2f %14.2f\n", "memcgfs / lxcfs",
+			       cat_med[0][C_LXCFS] / cat_med[0][0], cat_med[1][C_LXCFS] / cat_med[1][0]);
+		} else {
+			printf("  lxcfs: not run (%s: %s)\n", lxcfs,
+			       access(lxcfs, X_OK) ? "not installed" : "did not mount");
+		}
+		/* the round trips of one such read, seen with libfuse's debug output
+		 * (both daemons alike): OPEN, GETATTR (fstat after the last read's
+		 * atime invalidation), READ, READ (EOF: a direct_io read cannot say
+		 * it), RELEASE (not waited for); LOOKUPs once a second */
 		if (have_host)
 			printf("  host file: %s, %s\n\n", host_stat, host_kind);
 		else
@@ -1298,11 +1352,20 @@ int main(int argc, char **argv)
 		snprintf(buf, sizeof(buf), "%.1f", v);
 		bench_target("ctl_batch_vs_text", buf, ">=100", strtod(buf, NULL) >= 100);
 		if (have_host) {
-			v = cat_med[0][2] / cat_med[0][0];
+			v = cat_med[0][C_HOST] / cat_med[0][C_MCG];
 			snprintf(buf, sizeof(buf), "%.2f", v);
 			bench_target("cat_stat_vs_host", buf, "<=3.0", strtod(buf, NULL) <= 3.0);
 		} else {
 			bench_target("cat_stat_vs_host", "none", "<=3.0", false);
+		}
+		v = cat_med[0][C_MINI] / cat_med[0][C_MCG];
+		snprintf(buf, sizeof(buf), "%.2f", v);
+		bench_target("cat_stat_vs_minifuse", buf, "<=0.75", strtod(buf, NULL) <= 0.75);
+		if (have_lxcfs) {
+			snprintf(buf, sizeof(buf), "%.2f", cat_med[0][C_LXCFS] / cat_med[0][C_MCG]);
+			bench_target("cat_stat_vs_lxcfs", buf, "reported", true);
+		} else {
+			bench_target("cat_stat_vs_lxcfs", "none", "reported", true);
 		}
 		snprintf(buf, sizeof(buf), "%.2f", mk[0].mkdir_s * 10000.0 / (double)opt_cgroups);
 		bench_target("mkdir_10k_s", buf, "<5", strtod(buf, NULL) < 5);
