@@ -77,6 +77,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "harness.h"
 
 #if defined(HAVE_VALGRIND_CALLGRIND_H)
 #include <valgrind/callgrind.h>
@@ -116,20 +117,6 @@ static const size_t sizes[] = { 8, 64, 256, 2312, 4096 };
 #define MAX_REPS 1001
 #define NR_SIZES (sizeof(sizes) / sizeof(sizes[0]))
 
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fflush(stdout);
-	fputs("bench_alloc: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(2);
-}
-
 static const char *lib_name(const void *fn, char *buf, size_t len)
 {
 	Dl_info info;
@@ -146,7 +133,7 @@ static void *open_lib(const char *soname)
 	void *h = dlopen(soname, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
 
 	if (!h)
-		die("dlopen(%s): %s", soname, dlerror());
+		bench_die("dlopen(%s): %s", soname, dlerror());
 	return h;
 }
 
@@ -157,7 +144,7 @@ static void *sym(void *h, const char *soname, const char *name)
 	dlerror();
 	p = dlsym(h, name);
 	if (!p)
-		die("dlsym(%s, %s): %s", soname, name, dlerror());
+		bench_die("dlsym(%s, %s): %s", soname, name, dlerror());
 	return p;
 }
 
@@ -169,7 +156,7 @@ static void setup_foreign(bool want_je, bool want_mi)
 
 	lib_name((void *)glibc_malloc, lib_of[A_GLIBC], sizeof(lib_of[A_GLIBC]));
 	if (!strstr(lib_of[A_GLIBC], "libc.so"))
-		die("malloc resolves to %s, not glibc's libc.so", lib_of[A_GLIBC]);
+		bench_die("malloc resolves to %s, not glibc's libc.so", lib_of[A_GLIBC]);
 	lib_name((void *)kmalloc, lib_of[A_MEMCGFS], sizeof(lib_of[A_MEMCGFS]));
 
 	if (want_je) {
@@ -183,13 +170,13 @@ static void setup_foreign(bool want_je, bool want_mi)
 		*(void **)&je_free = sym(h, so, "free");
 		*(void **)&mallctl = sym(h, so, "mallctl");
 		if (mallctl("version", &v, &vlen, NULL, 0) != 0 || !v)
-			die("jemalloc: mallctl(\"version\") failed");
+			bench_die("jemalloc: mallctl(\"version\") failed");
 		snprintf(je_version, sizeof(je_version), "%s", v);
 		lib_name((void *)je_malloc, lib_of[A_JEMALLOC], sizeof(lib_of[A_JEMALLOC]));
 		if (!strstr(lib_of[A_JEMALLOC], "jemalloc") ||
 		    !strstr(lib_name((void *)je_free, buf, sizeof(buf)), "jemalloc") ||
 		    (void *)je_malloc == (void *)glibc_malloc)
-			die("jemalloc's malloc/free resolve to %s / %s", lib_of[A_JEMALLOC], buf);
+			bench_die("jemalloc's malloc/free resolve to %s / %s", lib_of[A_JEMALLOC], buf);
 	}
 	if (want_mi) {
 		const char *so = "libmimalloc.so.2";
@@ -203,12 +190,12 @@ static void setup_foreign(bool want_je, bool want_mi)
 		lib_name((void *)mi_malloc_fn, lib_of[A_MIMALLOC], sizeof(lib_of[A_MIMALLOC]));
 		if (!strstr(lib_of[A_MIMALLOC], "mimalloc") ||
 		    !strstr(lib_name((void *)mi_free_fn, buf, sizeof(buf)), "mimalloc"))
-			die("mimalloc's mi_malloc/mi_free resolve to %s / %s", lib_of[A_MIMALLOC], buf);
+			bench_die("mimalloc's mi_malloc/mi_free resolve to %s / %s", lib_of[A_MIMALLOC], buf);
 	}
 	/* Still glibc's after both were loaded? */
 	lib_name((void *)glibc_malloc, buf, sizeof(buf));
 	if (strcmp(buf, lib_of[A_GLIBC]))
-		die("malloc moved to %s after loading jemalloc/mimalloc", buf);
+		bench_die("malloc moved to %s after loading jemalloc/mimalloc", buf);
 }
 
 static void init_machine(bool no_rseq, bool rseq_emulate)
@@ -222,7 +209,7 @@ static void init_machine(bool no_rseq, bool rseq_emulate)
 	cfg.rseq_emulate = rseq_emulate;
 	err = alloc_init(&cfg);
 	if (err)
-		die("alloc_init: %s", strerror(-err));
+		bench_die("alloc_init: %s", strerror(-err));
 	if (trace_is_on())
 		trace_set_on(false);
 }
@@ -311,14 +298,6 @@ static void run_bulk(int mode, void **v, unsigned long count)
 
 /* ---- timing ---- */
 
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
 /*
  * A sample's time: the CPU time of this thread, so that the time slices
  * the shared machine gives to other processes while a sample runs are not
@@ -332,39 +311,23 @@ static double cpu_ns(void)
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(const double *v, int n)
-{
-	double tmp[MAX_REPS];
-
-	memcpy(tmp, v, (size_t)n * sizeof(*v));
-	qsort(tmp, (size_t)n, sizeof(*tmp), cmp_double);
-	return n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
-}
-
 static int pin_cpu(void)
 {
 	cpu_set_t set;
 	int cpu = -1;
 
 	if (sched_getaffinity(0, sizeof(set), &set))
-		die("sched_getaffinity: %s", strerror(errno));
+		bench_die("sched_getaffinity: %s", strerror(errno));
 	/* The highest allowed CPU: CPU 0 tends to take more interrupts. */
 	for (int c = 0; c < CPU_SETSIZE; c++)
 		if (CPU_ISSET(c, &set))
 			cpu = c;
 	if (cpu < 0)
-		die("no CPU in the affinity mask");
+		bench_die("no CPU in the affinity mask");
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
 	if (sched_setaffinity(0, sizeof(set), &set))
-		die("sched_setaffinity(%d): %s", cpu, strerror(errno));
+		bench_die("sched_setaffinity(%d): %s", cpu, strerror(errno));
 	return cpu;
 }
 
@@ -379,15 +342,15 @@ static void sanity(void)
 
 		for (int a = 0; a < NR_ALLOCS; a++) {
 			if (!p[a])
-				die("%s: allocation of %zu bytes failed", mode_names[a], n);
+				bench_die("%s: allocation of %zu bytes failed", mode_names[a], n);
 			memset(p[a], 0x5a, n);
 		}
 		if (!alloc_in_arena(p[A_MEMCGFS]) || ksize(p[A_MEMCGFS]) < n)
-			die("kmalloc(%zu) returned %p (ksize %zu)", n, p[A_MEMCGFS],
+			bench_die("kmalloc(%zu) returned %p (ksize %zu)", n, p[A_MEMCGFS],
 			    ksize(p[A_MEMCGFS]));
 		if (alloc_in_arena(p[A_GLIBC]) || alloc_in_arena(p[A_JEMALLOC]) ||
 		    alloc_in_arena(p[A_MIMALLOC]))
-			die("a foreign allocator returned arena memory");
+			bench_die("a foreign allocator returned arena memory");
 		kfree(p[A_MEMCGFS]);
 		free(p[A_GLIBC]);
 		je_free(p[A_JEMALLOC]);
@@ -428,7 +391,7 @@ static void measure_bytes_alloc(long *kmalloc_bytes, long *cache_bytes)
 
 	s = kmem_cache_create_err("bench_alloc_2312", 2312, 0, SLAB_HWCACHE_ALIGN, &err);
 	if (!s)
-		die("kmem_cache_create(bench_alloc_2312, 2312, SLAB_HWCACHE_ALIGN): %s",
+		bench_die("kmem_cache_create(bench_alloc_2312, 2312, SLAB_HWCACHE_ALIGN): %s",
 		    strerror(-err));
 	kmem_cache_info(s, &info);
 
@@ -439,7 +402,7 @@ static void measure_bytes_alloc(long *kmalloc_bytes, long *cache_bytes)
 	q = kmem_cache_alloc(s, GFP_KERNEL);
 	trace_set_on(false);
 	if (!p || !q)
-		die("kmalloc(2312) / kmem_cache_alloc(2312) failed");
+		bench_die("kmalloc(2312) / kmem_cache_alloc(2312) failed");
 	ks = ksize(p);
 	tr_k = trace_bytes_alloc(&cur, "kmalloc");
 	cur = start;
@@ -447,7 +410,7 @@ static void measure_bytes_alloc(long *kmalloc_bytes, long *cache_bytes)
 	kfree(p);
 	kmem_cache_free(s, q);
 	if (kmem_cache_destroy(s))
-		die("kmem_cache_destroy(bench_alloc_2312) failed");
+		bench_die("kmem_cache_destroy(bench_alloc_2312) failed");
 
 	printf("bytes_alloc of a 2312-byte object\n");
 	printf("  kmalloc(2312, GFP_KERNEL): ksize %zu, trace bytes_alloc=%s%ld\n",
@@ -479,24 +442,6 @@ struct instr_run {
 static char self_path[PATH_MAX];
 static char tmp_dir[PATH_MAX];
 
-static bool have_valgrind(void)
-{
-	pid_t pid;
-	int st;
-	posix_spawn_file_actions_t fa;
-	char *argv[] = { "valgrind", "--version", NULL };
-
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-	if (posix_spawnp(&pid, "valgrind", &fa, NULL, argv, environ)) {
-		posix_spawn_file_actions_destroy(&fa);
-		return false;
-	}
-	posix_spawn_file_actions_destroy(&fa);
-	return waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0;
-}
-
 static bool read_first_line(const char *path, char *buf, size_t len)
 {
 	FILE *f = fopen(path, "r");
@@ -510,18 +455,6 @@ static bool read_first_line(const char *path, char *buf, size_t len)
 	}
 	fclose(f);
 	return ok;
-}
-
-static void show_file(const char *path)
-{
-	char line[512];
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f))
-		fprintf(stderr, "  | %s", line);
-	fclose(f);
 }
 
 /* Run "<self> ARGS..." under callgrind; return the collected Ir total. */
@@ -567,7 +500,7 @@ static bool callgrind(char *const args[], struct instr_run *r)
 		for (int i = 0; args[i]; i++)
 			fprintf(stderr, " %s", args[i]);
 		fprintf(stderr, "\n");
-		show_file(log);
+		bench_show_file(log);
 		return false;
 	}
 	if (!read_first_line(child_out, r->info, sizeof(r->info)))
@@ -606,7 +539,7 @@ static int instr_child(int mode, bool lock_path, bool bulk, size_t n,
 	if (bulk) {
 		v = malloc(iters * sizeof(*v));
 		if (!v)
-			die("out of memory");
+			bench_die("out of memory");
 	}
 	CALLGRIND_START_INSTRUMENTATION;
 	if (bulk)
@@ -637,18 +570,6 @@ static unsigned long opt_instr_iters = 100000;
 static int opt_reps = 101;
 static bool opt_no_instr;
 
-static unsigned long parse_ul(const char *s, const char *what)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || v == 0)
-		die("bad %s: %s", what, s);
-	return v;
-}
-
 static int parse_mode(const char *s, bool *lock_path)
 {
 	*lock_path = !strcmp(s, "memcgfs-lock");
@@ -657,18 +578,13 @@ static int parse_mode(const char *s, bool *lock_path)
 	for (int m = 0; m < NR_MODES; m++)
 		if (!strcmp(s, mode_names[m]))
 			return m;
-	die("unknown mode %s (memcgfs, memcgfs-lock, glibc, jemalloc, mimalloc, empty)", s);
+	bench_die("unknown mode %s (memcgfs, memcgfs-lock, glibc, jemalloc, mimalloc, empty)", s);
 }
 
 static const char *fmt_ratio(char *buf, size_t len, double r)
 {
 	snprintf(buf, len, "%.2f", r);
 	return buf;
-}
-
-static void target(const char *name, const char *measured, const char *goal, bool ok)
-{
-	printf("target %s measured=%s goal=%s %s\n", name, measured, goal, ok ? "ok" : "MISS");
 }
 
 /*
@@ -713,19 +629,19 @@ static void ensure_static_tls(char **argv)
 	} else if (old && *old) {
 		val = malloc(strlen(old) + sizeof(TLS_TUNABLE) + 1);
 		if (!val)
-			die("out of memory");
+			bench_die("out of memory");
 		sprintf(val, "%s:%s", old, TLS_TUNABLE);
 	} else {
 		val = TLS_TUNABLE;
 	}
 	if (setenv("GLIBC_TUNABLES", val, 1))
-		die("setenv: %s", strerror(errno));
+		bench_die("setenv: %s", strerror(errno));
 	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (len <= 0)
-		die("readlink(/proc/self/exe): %s", strerror(errno));
+		bench_die("readlink(/proc/self/exe): %s", strerror(errno));
 	self[len] = 0;
 	execv(self, argv);
-	die("execv(%s): %s", self, strerror(errno));
+	bench_die("execv(%s): %s", self, strerror(errno));
 }
 
 int main(int argc, char **argv)
@@ -745,8 +661,9 @@ int main(int argc, char **argv)
 	double instr_lock[NR_SIZES];
 	void **v;
 	int cpu, reps, bulk_reps;
-	double t0 = now_ns();
+	double t0 = bench_now_ns();
 
+	bench_name("bench_alloc");
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	ensure_static_tls(argv);
 
@@ -754,13 +671,13 @@ int main(int argc, char **argv)
 	if (argc == 5 && !strcmp(argv[1], "--instr")) {
 		int mode = parse_mode(argv[2], &lock_path);
 
-		return instr_child(mode, lock_path, false, parse_ul(argv[3], "size"),
-				   parse_ul(argv[4], "iterations"));
+		return instr_child(mode, lock_path, false, bench_parse_ul(argv[3], "size"),
+				   bench_parse_ul(argv[4], "iterations"));
 	}
 	if (argc == 4 && !strcmp(argv[1], "--instr-bulk")) {
 		int mode = parse_mode(argv[2], &lock_path);
 
-		return instr_child(mode, lock_path, true, 8, parse_ul(argv[3], "count"));
+		return instr_child(mode, lock_path, true, 8, bench_parse_ul(argv[3], "count"));
 	}
 
 	for (int i = 1; i < argc; i++) {
@@ -769,15 +686,15 @@ int main(int argc, char **argv)
 		if (!strcmp(a, "--no-instr"))
 			opt_no_instr = true;
 		else if (i + 1 < argc && !strcmp(a, "--iters"))
-			opt_iters = parse_ul(argv[++i], "--iters");
+			opt_iters = bench_parse_ul(argv[++i], "--iters");
 		else if (i + 1 < argc && !strcmp(a, "--bulk"))
-			opt_bulk = parse_ul(argv[++i], "--bulk");
+			opt_bulk = bench_parse_ul(argv[++i], "--bulk");
 		else if (i + 1 < argc && !strcmp(a, "--reps"))
-			opt_reps = (int)parse_ul(argv[++i], "--reps");
+			opt_reps = (int)bench_parse_ul(argv[++i], "--reps");
 		else if (i + 1 < argc && !strcmp(a, "--instr-iters"))
-			opt_instr_iters = parse_ul(argv[++i], "--instr-iters");
+			opt_instr_iters = bench_parse_ul(argv[++i], "--instr-iters");
 		else
-			die("usage: bench_alloc [--iters N] [--bulk N] [--reps R] "
+			bench_die("usage: bench_alloc [--iters N] [--bulk N] [--reps R] "
 			    "[--instr-iters N] [--no-instr]");
 	}
 	if (opt_reps > MAX_REPS)
@@ -828,14 +745,14 @@ int main(int argc, char **argv)
 		double rj[MAX_REPS], rm[MAX_REPS];
 
 		for (int m = 0; m < NR_MODES; m++)
-			pair_med[k][m] = median(pair_ns[k][m], reps);
+			pair_med[k][m] = bench_median(pair_ns[k][m], reps);
 		for (int r = 0; r < reps; r++) {
 			rj[r] = pair_ns[k][A_MEMCGFS][r] / pair_ns[k][A_JEMALLOC][r];
 			rm[r] = pair_ns[k][A_MEMCGFS][r] / pair_ns[k][A_MIMALLOC][r];
 		}
-		ratio_je[k] = median(rj, reps);
-		ratio_mi[k] = median(rm, reps);
-		qsort(rj, (size_t)reps, sizeof(double), cmp_double);
+		ratio_je[k] = bench_median(rj, reps);
+		ratio_mi[k] = bench_median(rm, reps);
+		qsort(rj, (size_t)reps, sizeof(double), bench_cmp_double);
 		ratio_q[k][0] = rj[reps / 4];
 		ratio_q[k][1] = rj[reps - 1 - reps / 4];
 	}
@@ -843,7 +760,7 @@ int main(int argc, char **argv)
 	/* Bulk: count 8-byte allocations, then all their frees. */
 	v = malloc(opt_bulk * sizeof(*v));
 	if (!v)
-		die("out of memory for %lu pointers", opt_bulk);
+		bench_die("out of memory for %lu pointers", opt_bulk);
 	for (int m = 0; m < NR_MODES; m++)
 		run_bulk(m, v, opt_bulk);	/* warm-up: fault the memory in */
 	for (int r = 0; r < bulk_reps; r++)
@@ -863,16 +780,16 @@ int main(int argc, char **argv)
 		double rm[MAX_REPS], rj[MAX_REPS];
 
 		for (int m = 0; m < NR_MODES; m++) {
-			bulk_med[m] = median(bulk_ns[m], bulk_reps);
-			bulk_phase_med[0][m] = median(bulk_phase[0][m], bulk_reps);
-			bulk_phase_med[1][m] = median(bulk_phase[1][m], bulk_reps);
+			bulk_med[m] = bench_median(bulk_ns[m], bulk_reps);
+			bulk_phase_med[0][m] = bench_median(bulk_phase[0][m], bulk_reps);
+			bulk_phase_med[1][m] = bench_median(bulk_phase[1][m], bulk_reps);
 		}
 		for (int r = 0; r < bulk_reps; r++) {
 			rm[r] = bulk_ns[A_MEMCGFS][r] / bulk_ns[A_MIMALLOC][r];
 			rj[r] = bulk_ns[A_MEMCGFS][r] / bulk_ns[A_JEMALLOC][r];
 		}
-		bulk_ratio_mi = median(rm, bulk_reps);
-		bulk_ratio_je = median(rj, bulk_reps);
+		bulk_ratio_mi = bench_median(rm, bulk_reps);
+		bulk_ratio_je = bench_median(rj, bulk_reps);
 	}
 
 	/* The lock path (what callgrind sees), for information. */
@@ -890,7 +807,7 @@ int main(int argc, char **argv)
 					run_pairs(A_MEMCGFS, sizes[k], opt_iters);
 					t[r] = (cpu_ns() - s) / (double)opt_iters;
 				}
-				lock_med[k] = median(t, reps);
+				lock_med[k] = bench_median(t, reps);
 			}
 			lock_done = true;
 		}
@@ -907,19 +824,19 @@ int main(int argc, char **argv)
 		instr_skip = "skipped (--no-instr)";
 	else if (!HAVE_CALLGRIND)
 		instr_skip = "valgrind/callgrind.h was not found at build time";
-	else if (!have_valgrind())
+	else if (!bench_have_valgrind())
 		instr_skip = "valgrind not found";
 	else {
 		ssize_t len = readlink("/proc/self/exe", self_path, sizeof(self_path) - 1);
 		const char *tmp = getenv("TMPDIR");
 
 		if (len <= 0)
-			die("readlink(/proc/self/exe): %s", strerror(errno));
+			bench_die("readlink(/proc/self/exe): %s", strerror(errno));
 		self_path[len] = 0;
 		snprintf(tmp_dir, sizeof(tmp_dir), "%s/bench_alloc.XXXXXX",
 			 tmp && *tmp ? tmp : "/tmp");
 		if (!mkdtemp(tmp_dir))
-			die("mkdtemp(%s): %s", tmp_dir, strerror(errno));
+			bench_die("mkdtemp(%s): %s", tmp_dir, strerror(errno));
 		for (int m = NR_MODES - 1; m >= 0; m--) {	/* empty first */
 			char iters[32], cnt[32], size[32];
 			struct instr_run run;
@@ -931,7 +848,7 @@ int main(int argc, char **argv)
 
 				snprintf(size, sizeof(size), "%zu", sizes[k]);
 				if (!callgrind(args, &run))
-					die("callgrind measurement of %s %zu failed", mode_names[m], sizes[k]);
+					bench_die("callgrind measurement of %s %zu failed", mode_names[m], sizes[k]);
 				instr[k][m] = run.ir / (double)opt_instr_iters;
 				if (m == A_MEMCGFS)
 					snprintf(instr_memcgfs_info, sizeof(instr_memcgfs_info), "%s", run.info);
@@ -949,7 +866,7 @@ int main(int argc, char **argv)
 				char *args[] = { "--instr-bulk", (char *)mode_names[m], cnt, NULL };
 
 				if (!callgrind(args, &run))
-					die("callgrind bulk measurement of %s failed", mode_names[m]);
+					bench_die("callgrind bulk measurement of %s failed", mode_names[m]);
 				bulk_instr[m] = run.ir / (double)(opt_instr_iters * 10);
 				if (m == A_EMPTY)
 					bulk_instr_empty = bulk_instr[m];
@@ -963,7 +880,7 @@ int main(int argc, char **argv)
 			snprintf(iters, sizeof(iters), "%lu", opt_instr_iters);
 			snprintf(size, sizeof(size), "%zu", sizes[k]);
 			if (!callgrind(args, &run))
-				die("callgrind measurement of memcgfs-lock %zu failed", sizes[k]);
+				bench_die("callgrind measurement of memcgfs-lock %zu failed", sizes[k]);
 			instr_lock[k] = run.ir / (double)opt_instr_iters - instr_empty;
 		}
 		rmdir(tmp_dir);
@@ -1063,7 +980,7 @@ int main(int argc, char **argv)
 		       bulk_instr[A_JEMALLOC] - bulk_instr_empty,
 		       bulk_instr[A_MIMALLOC] - bulk_instr_empty);
 	printf("\n");
-	printf("run time %.1f s\n\n", (now_ns() - t0) / 1e9);
+	printf("run time %.1f s\n\n", (bench_now_ns() - t0) / 1e9);
 
 	/* ---- targets ---- */
 	{
@@ -1080,21 +997,21 @@ int main(int argc, char **argv)
 				worst_instr = in;
 		}
 		fmt_ratio(buf, sizeof(buf), worst);
-		target("kmalloc_vs_jemalloc", buf, "<=1.00", strtod(buf, NULL) <= 1.00);
+		bench_target("kmalloc_vs_jemalloc", buf, "<=1.00", strtod(buf, NULL) <= 1.00);
 		if (instr_skip) {
-			target("kmalloc_instr", "none", "<=80", false);
+			bench_target("kmalloc_instr", "none", "<=80", false);
 		} else {
 			snprintf(buf, sizeof(buf), "%.1f", worst_instr);
-			target("kmalloc_instr", buf, "<=80", strtod(buf, NULL) <= 80);
+			bench_target("kmalloc_instr", buf, "<=80", strtod(buf, NULL) <= 80);
 		}
 		bulk_ratio = bulk_ratio_mi;
 		fmt_ratio(buf, sizeof(buf), bulk_ratio);
-		target("bulk_vs_mimalloc", buf, "<=1.00", strtod(buf, NULL) <= 1.00);
+		bench_target("bulk_vs_mimalloc", buf, "<=1.00", strtod(buf, NULL) <= 1.00);
 		/* Equality goals read "goal==4096" (OP "=", as agreed). */
 		snprintf(buf, sizeof(buf), "%ld", kmalloc_bytes);
-		target("kmalloc_2312_bytes", buf, "=4096", kmalloc_bytes == 4096);
+		bench_target("kmalloc_2312_bytes", buf, "=4096", kmalloc_bytes == 4096);
 		snprintf(buf, sizeof(buf), "%ld", cache_bytes);
-		target("cache_2312_bytes", buf, "=2368", cache_bytes == 2368);
+		bench_target("cache_2312_bytes", buf, "=2368", cache_bytes == 2368);
 	}
 	free(v);
 	return 0;

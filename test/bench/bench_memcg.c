@@ -86,6 +86,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "harness.h"
 #ifndef BENCH_NOHOOKS
 #include "memcg.h"
 #endif
@@ -106,20 +107,6 @@
 
 extern char **environ;
 
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fflush(stdout);
-	fprintf(stderr, "bench_memcg[%s]: ", BENCH_VARIANT);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(2);
-}
-
 /* ---- what a loop runs as ---- */
 enum {
 	M_EMPTY,	/* the loop without the allocator calls */
@@ -135,27 +122,7 @@ static int parse_mode(const char *s)
 	for (int m = 0; m < NR_MODES; m++)
 		if (!strcmp(s, mode_names[m]))
 			return m;
-	die("unknown mode %s (empty, plain, root, acct)", s);
-}
-
-static unsigned long parse_ul(const char *s, const char *what)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || v == 0)
-		die("bad %s: %s", what, s);
-	return v;
-}
-
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+	bench_die("unknown mode %s (empty, plain, root, acct)", s);
 }
 
 /* This (single-threaded) process's CPU time: wall minus it is time stolen. */
@@ -178,7 +145,7 @@ static unsigned long long slab_unrecl(void)
 	unsigned long long v;
 
 	if (memcg_stat_read(child_memcg, "slab_unreclaimable", &v))
-		die("memcg_stat_read(slab_unreclaimable) failed");
+		bench_die("memcg_stat_read(slab_unreclaimable) failed");
 	return v;
 }
 
@@ -196,7 +163,7 @@ static void check_accounting(void)
 		s0 = slab_unrecl();
 		p = kmalloc(sz[k], GFP_KERNEL_ACCOUNT);
 		if (!p)
-			die("kmalloc(%zu, GFP_KERNEL_ACCOUNT) failed", sz[k]);
+			bench_die("kmalloc(%zu, GFP_KERNEL_ACCOUNT) failed", sz[k]);
 		full = ksize(p) + sizeof(void *);
 		s1 = slab_unrecl();
 		kfree(p);
@@ -206,7 +173,7 @@ static void check_accounting(void)
 		s3 = slab_unrecl();
 		kfree(p);
 		if (s1 - s0 != full || s2 != s0 || s3 != s0)
-			die("accounting check at %zu bytes: child slab_unreclaimable %llu, "
+			bench_die("accounting check at %zu bytes: child slab_unreclaimable %llu, "
 			    "+%llu after the child task's allocation (expected +%zu), %llu after "
 			    "its free, %llu after a root task's allocation",
 			    sz[k], s0, s1 - s0, full, s2, s3);
@@ -225,20 +192,20 @@ static void machine_setup(bool rseq_emulate)
 	cfg.rseq_emulate = rseq_emulate;
 	err = alloc_init(&cfg);
 	if (err)
-		die("alloc_init: %s", strerror(-err));
+		bench_die("alloc_init: %s", strerror(-err));
 	if (trace_is_on())
 		trace_set_on(false);
 #ifndef BENCH_NOHOOKS
 	err = memcg_init(NULL);
 	if (err)
-		die("memcg_init: %s", strerror(-err));
+		bench_die("memcg_init: %s", strerror(-err));
 	err = mem_cgroup_create(root_mem_cgroup(), &child_memcg);
 	if (err)
-		die("mem_cgroup_create: %s", strerror(-err));
+		bench_die("mem_cgroup_create: %s", strerror(-err));
 	root_task = memcg_task_create(getpid(), root_mem_cgroup());
 	child_task = memcg_task_create(getpid(), child_memcg);
 	if (!root_task || !child_task)
-		die("memcg_task_create failed");
+		bench_die("memcg_task_create failed");
 	child_usage0 = mem_cgroup_usage_pages(child_memcg);
 	check_accounting();
 	memcg_drain();
@@ -291,7 +258,7 @@ static void set_task(int mode)
 	memcg_set_current(mode == M_ACCT ? child_task : root_task);
 #else
 	if (mode == M_ACCT)
-		die("mode acct needs memcg: this is the no-hooks build");
+		bench_die("mode acct needs memcg: this is the no-hooks build");
 #endif
 }
 
@@ -374,7 +341,7 @@ static void check_pair(int mode, size_t n)
 		return;
 	p = kmalloc(n, mode == M_PLAIN ? GFP_KERNEL : GFP_KERNEL_ACCOUNT);
 	if (!p)
-		die("kmalloc(%zu) as %s failed", n, mode_names[mode]);
+		bench_die("kmalloc(%zu) as %s failed", n, mode_names[mode]);
 	kfree(p);
 }
 
@@ -388,9 +355,9 @@ static double time_pairs(int mode, size_t n, unsigned long iters, double *stolen
 
 	set_task(mode);
 	c = cpu_ns();
-	t = now_ns();
+	t = bench_now_ns();
 	run_pairs(mode, n, iters);
-	t = now_ns() - t;
+	t = bench_now_ns() - t;
 	c = cpu_ns() - c;
 	*stolen = t > c ? t - c : 0;
 	check_pair(mode, n);
@@ -406,7 +373,7 @@ static void **bulk_vector(unsigned long count)
 		free(bulk_v);
 		bulk_v = malloc(count * sizeof(*bulk_v));
 		if (!bulk_v)
-			die("out of memory for %lu pointers", count);
+			bench_die("out of memory for %lu pointers", count);
 		memset(bulk_v, 0, count * sizeof(*bulk_v));	/* fault it in */
 		bulk_cap = count;
 	}
@@ -421,16 +388,16 @@ static void time_bulk(int mode, unsigned long count, double *alloc_ns, double *f
 
 	set_task(mode);
 	c0 = cpu_ns();
-	t0 = now_ns();
+	t0 = bench_now_ns();
 	run_bulk_alloc(mode, v, count);
-	t1 = now_ns();
+	t1 = bench_now_ns();
 	c1 = cpu_ns();
 	if (mode != M_EMPTY && (!v[0] || !v[count / 2] || !v[count - 1]))
-		die("bulk allocation as %s failed", mode_names[mode]);
+		bench_die("bulk allocation as %s failed", mode_names[mode]);
 	c2 = cpu_ns();
-	t2 = now_ns();
+	t2 = bench_now_ns();
 	run_bulk_free(mode, v, count);
-	*free_ns = now_ns() - t2;
+	*free_ns = bench_now_ns() - t2;
 	c2 = cpu_ns() - c2;
 	*alloc_ns = t1 - t0;
 	c1 -= c0;
@@ -455,7 +422,7 @@ static void pin_to(int cpu)
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
 	if (sched_setaffinity(0, sizeof(set), &set))
-		die("sched_setaffinity(%d): %s", cpu, strerror(errno));
+		bench_die("sched_setaffinity(%d): %s", cpu, strerror(errno));
 }
 
 /* ---- server mode: one variant's loops, on command, timed here ---- */
@@ -492,10 +459,10 @@ static int serve(int cpu)
 			printf("ok %ld %s\n", nivcsw, machine_finish(msg, sizeof(msg)));
 			return 0;
 		} else {
-			die("bad command: %s", line);
+			bench_die("bad command: %s", line);
 		}
 	}
-	die("stdin closed before quit");
+	bench_die("stdin closed before quit");
 }
 
 /* ---- the callgrind child: one loop between two toggles ---- */
@@ -525,7 +492,7 @@ static int instr_child(int mode, bool bulk, size_t n, unsigned long iters)
 	CALLGRIND_TOGGLE_COLLECT;
 	CALLGRIND_STOP_INSTRUMENTATION;
 	if (bulk && mode != M_EMPTY && (!v[0] || !v[iters - 1]))
-		die("bulk allocation as %s failed", mode_names[mode]);
+		bench_die("bulk allocation as %s failed", mode_names[mode]);
 	check_pair(mode, n);
 	rseq = alloc_uses_rseq();
 	/*
@@ -566,7 +533,7 @@ static void self_exe(void)
 	ssize_t len = readlink("/proc/self/exe", self_path, sizeof(self_path) - 1);
 
 	if (len <= 0)
-		die("readlink(/proc/self/exe): %s", strerror(errno));
+		bench_die("readlink(/proc/self/exe): %s", strerror(errno));
 	self_path[len] = 0;
 }
 
@@ -581,9 +548,9 @@ static void runner_paths(void)
 			snprintf(runners[v].path, sizeof(runners[v].path), "%s", self_path);
 		else if ((size_t)snprintf(runners[v].path, sizeof(runners[v].path), "%s/%s",
 					  dir, variant_exe[v]) >= sizeof(runners[v].path))
-			die("path too long");
+			bench_die("path too long");
 		if (access(runners[v].path, X_OK))
-			die("%s: %s (built by test/bench/meson.build beside bench_memcg)",
+			bench_die("%s: %s (built by test/bench/meson.build beside bench_memcg)",
 			    runners[v].path, strerror(errno));
 	}
 }
@@ -591,7 +558,7 @@ static void runner_paths(void)
 static void runner_reply(struct runner *r, char *buf, size_t len)
 {
 	if (!fgets(buf, (int)len, r->from))
-		die("%s stopped answering", r->path);
+		bench_die("%s stopped answering", r->path);
 	buf[strcspn(buf, "\n")] = 0;
 }
 
@@ -604,7 +571,7 @@ static void runner_start(int v, int cpu)
 	posix_spawn_file_actions_t fa;
 
 	if (pipe(in) || pipe(out))
-		die("pipe: %s", strerror(errno));
+		bench_die("pipe: %s", strerror(errno));
 	snprintf(cpubuf, sizeof(cpubuf), "%d", cpu);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, in[0], 0);
@@ -614,7 +581,7 @@ static void runner_start(int v, int cpu)
 	posix_spawn_file_actions_addclose(&fa, in[0]);
 	posix_spawn_file_actions_addclose(&fa, out[1]);
 	if (posix_spawn(&r->pid, r->path, &fa, NULL, argv, environ))
-		die("posix_spawn(%s): %s", r->path, strerror(errno));
+		bench_die("posix_spawn(%s): %s", r->path, strerror(errno));
 	posix_spawn_file_actions_destroy(&fa);
 	close(in[0]);
 	close(out[1]);
@@ -623,13 +590,13 @@ static void runner_start(int v, int cpu)
 	r->to = fdopen(in[1], "w");
 	r->from = fdopen(out[0], "r");
 	if (!r->to || !r->from)
-		die("fdopen: %s", strerror(errno));
+		bench_die("fdopen: %s", strerror(errno));
 	setvbuf(r->to, NULL, _IOLBF, 0);
 	runner_reply(r, line, sizeof(line));
 	if (sscanf(line, "ready %63s rseq=%d", name, &r->rseq) != 2)
-		die("%s: unexpected greeting \"%s\"", r->path, line);
+		bench_die("%s: unexpected greeting \"%s\"", r->path, line);
 	if (strcmp(name, variant_names[v]))
-		die("%s is the %s variant, not %s", r->path, name, variant_names[v]);
+		bench_die("%s is the %s variant, not %s", r->path, name, variant_names[v]);
 }
 
 /* Stop a server: what it says of its end, and how often it was preempted. */
@@ -643,12 +610,12 @@ static long runner_stop(int v, char *msg, size_t len)
 	fprintf(r->to, "quit\n");
 	runner_reply(r, line, sizeof(line));
 	if (sscanf(line, "ok %ld %n", &nivcsw, &off) != 1 || !off)
-		die("%s: quit: %s", r->path, line);
+		bench_die("%s: quit: %s", r->path, line);
 	snprintf(msg, len, "%s", line + off);
 	fclose(r->to);
 	fclose(r->from);
 	if (waitpid(r->pid, &st, 0) != r->pid || !WIFEXITED(st) || WEXITSTATUS(st))
-		die("%s ended badly (status %#x)", r->path, st);
+		bench_die("%s ended badly (status %#x)", r->path, st);
 	return nivcsw;
 }
 
@@ -663,7 +630,7 @@ static double pairs_once(int v, int mode, size_t n, unsigned long iters, double 
 	fprintf(runners[v].to, "pairs %s %zu %lu\n", mode_names[mode], n, iters);
 	runner_reply(&runners[v], line, sizeof(line));
 	if (sscanf(line, "ok %lf %lf", &t, stolen) != 2)
-		die("%s: pairs: %s", runners[v].path, line);
+		bench_die("%s: pairs: %s", runners[v].path, line);
 	return t;
 }
 
@@ -679,7 +646,7 @@ static void bulk_once(int v, int mode, unsigned long count, double *alloc_ns, do
 	fprintf(runners[v].to, "bulk %s %lu\n", mode_names[mode], count);
 	runner_reply(&runners[v], line, sizeof(line));
 	if (sscanf(line, "ok %lf %lf %lf", alloc_ns, free_ns, stolen) != 3)
-		die("%s: bulk: %s", runners[v].path, line);
+		bench_die("%s: bulk: %s", runners[v].path, line);
 }
 
 /*
@@ -751,28 +718,12 @@ static void drain_all(void)
 		fprintf(runners[v].to, "drain\n");
 		runner_reply(&runners[v], line, sizeof(line));
 		if (strcmp(line, "ok"))
-			die("%s: drain: %s", runners[v].path, line);
+			bench_die("%s: drain: %s", runners[v].path, line);
 	}
 }
 
 /* ---- statistics ---- */
 #define MAX_REPS 64
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(const double *v, int n)
-{
-	double tmp[MAX_REPS];
-
-	memcpy(tmp, v, (size_t)n * sizeof(*v));
-	qsort(tmp, (size_t)n, sizeof(*tmp), cmp_double);
-	return n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
-}
 
 static void min_max(const double *v, int n, double *lo, double *hi)
 {
@@ -854,36 +805,6 @@ static void read_loadavg(char *buf, size_t len)
 	fclose(f);
 }
 
-static bool have_valgrind(void)
-{
-	pid_t pid;
-	int st;
-	posix_spawn_file_actions_t fa;
-	char *argv[] = { "valgrind", "--version", NULL };
-
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-	if (posix_spawnp(&pid, "valgrind", &fa, NULL, argv, environ)) {
-		posix_spawn_file_actions_destroy(&fa);
-		return false;
-	}
-	posix_spawn_file_actions_destroy(&fa);
-	return waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0;
-}
-
-static void show_file(const char *path)
-{
-	char line[512];
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f))
-		fprintf(stderr, "  | %s", line);
-	fclose(f);
-}
-
 static void cg_start(struct cg_job *j, int idx)
 {
 	char out_opt[PATH_MAX + 64], log_opt[PATH_MAX + 64], a1[32], a2[32];
@@ -922,7 +843,7 @@ static void cg_start(struct cg_job *j, int idx)
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_addopen(&fa, 1, j->child_out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	if (posix_spawnp(&j->pid, "valgrind", &fa, NULL, argv, environ))
-		die("posix_spawnp(valgrind): %s", strerror(errno));
+		bench_die("posix_spawnp(valgrind): %s", strerror(errno));
 	posix_spawn_file_actions_destroy(&fa);
 }
 
@@ -936,8 +857,8 @@ static void cg_finish(struct cg_job *j, int st)
 		fprintf(stderr, "bench_memcg: callgrind run of %s %s %s %zu failed\n",
 			variant_names[j->variant], j->bulk ? "bulk" : "pairs",
 			mode_names[j->mode], j->size);
-		show_file(j->log);
-		die("callgrind measurement failed");
+		bench_show_file(j->log);
+		bench_die("callgrind measurement failed");
 	}
 	f = fopen(j->child_out, "r");
 	j->info[0] = 0;
@@ -948,7 +869,7 @@ static void cg_finish(struct cg_job *j, int st)
 	}
 	f = fopen(j->out, "r");
 	if (!f)
-		die("no callgrind output %s", j->out);
+		bench_die("no callgrind output %s", j->out);
 	while (fgets(line, sizeof(line), f)) {
 		if (!strncmp(line, "totals:", 7))
 			totals = strtod(line + 7, NULL);
@@ -959,7 +880,7 @@ static void cg_finish(struct cg_job *j, int st)
 	if (totals < 0)
 		totals = summary;
 	if (totals < 0)
-		die("no totals in %s", j->out);
+		bench_die("no totals in %s", j->out);
 	*j->result = totals / (double)j->iters;
 	unlink(j->out);
 	unlink(j->log);
@@ -982,7 +903,7 @@ static void cg_run_all(struct cg_job *jobs, int n, int par)
 		}
 		pid = waitpid(-1, &st, 0);
 		if (pid < 0)
-			die("waitpid: %s", strerror(errno));
+			bench_die("waitpid: %s", strerror(errno));
 		for (int i = 0; i < next; i++)
 			if (jobs[i].pid == pid) {
 				cg_finish(&jobs[i], st);
@@ -1026,7 +947,7 @@ static int bench_main(int argc, char **argv)
 	int cpu = -1, reps, par = 0;
 	long nivcsw;
 	char load0[64], load1[64];
-	double t_start = now_ns(), t_timed;
+	double t_start = bench_now_ns(), t_timed;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -1034,17 +955,17 @@ static int bench_main(int argc, char **argv)
 		if (!strcmp(a, "--no-instr"))
 			opt_no_instr = true;
 		else if (i + 1 < argc && !strcmp(a, "--iters"))
-			opt_iters = parse_ul(argv[++i], "--iters");
+			opt_iters = bench_parse_ul(argv[++i], "--iters");
 		else if (i + 1 < argc && !strcmp(a, "--bulk"))
-			opt_bulk = parse_ul(argv[++i], "--bulk");
+			opt_bulk = bench_parse_ul(argv[++i], "--bulk");
 		else if (i + 1 < argc && !strcmp(a, "--reps"))
-			opt_reps = (int)parse_ul(argv[++i], "--reps");
+			opt_reps = (int)bench_parse_ul(argv[++i], "--reps");
 		else if (i + 1 < argc && !strcmp(a, "--instr-iters"))
-			opt_instr_iters = parse_ul(argv[++i], "--instr-iters");
+			opt_instr_iters = bench_parse_ul(argv[++i], "--instr-iters");
 		else if (i + 1 < argc && !strcmp(a, "--instr-bulk"))
-			opt_instr_bulk = parse_ul(argv[++i], "--instr-bulk");
+			opt_instr_bulk = bench_parse_ul(argv[++i], "--instr-bulk");
 		else
-			die("usage: bench_memcg [--iters N] [--bulk N] [--reps R] "
+			bench_die("usage: bench_memcg [--iters N] [--bulk N] [--reps R] "
 			    "[--instr-iters N] [--instr-bulk N] [--no-instr]");
 	}
 	reps = opt_reps > MAX_REPS ? MAX_REPS : opt_reps;
@@ -1054,14 +975,14 @@ static int bench_main(int argc, char **argv)
 
 	/* Pin to the highest allowed CPU (CPU 0 tends to take more interrupts). */
 	if (sched_getaffinity(0, sizeof(orig), &orig))
-		die("sched_getaffinity: %s", strerror(errno));
+		bench_die("sched_getaffinity: %s", strerror(errno));
 	for (int c = 0; c < CPU_SETSIZE; c++)
 		if (CPU_ISSET(c, &orig)) {
 			cpu = c;
 			par++;
 		}
 	if (cpu < 0)
-		die("no CPU in the affinity mask");
+		bench_die("no CPU in the affinity mask");
 	pin_to(cpu);
 
 	machine_setup(false);
@@ -1100,7 +1021,7 @@ static int bench_main(int argc, char **argv)
 							 sizes[k], opt_iters);
 			}
 		for (int c = 0; c < NR_PCELLS; c++)
-			pmed[k][c] = median(pt[k][c], reps);
+			pmed[k][c] = bench_median(pt[k][c], reps);
 	}
 
 	/* ---- seed 003 ---- */
@@ -1118,9 +1039,9 @@ static int bench_main(int argc, char **argv)
 			bt[c][r] = ba[c][r] + bf[c][r];
 		}
 	for (int c = 0; c < NR_BCELLS; c++) {
-		bmed[c] = median(bt[c], reps);
-		bamed[c] = median(ba[c], reps);
-		bfmed[c] = median(bf[c], reps);
+		bmed[c] = bench_median(bt[c], reps);
+		bamed[c] = bench_median(ba[c], reps);
+		bfmed[c] = bench_median(bf[c], reps);
 	}
 	drain_all();
 
@@ -1132,7 +1053,7 @@ static int bench_main(int argc, char **argv)
 	bulk_cap = 0;
 	snprintf(stop_msg[V_COMBINED], sizeof(stop_msg[V_COMBINED]), "%s",
 		 machine_finish(fin, sizeof(fin)));
-	t_timed = now_ns();
+	t_timed = bench_now_ns();
 	read_loadavg(load1, sizeof(load1));
 
 	/* ---- instructions ---- */
@@ -1145,7 +1066,7 @@ static int bench_main(int argc, char **argv)
 		instr_skip = "skipped (--no-instr)";
 	else if (!HAVE_CALLGRIND)
 		instr_skip = "valgrind/callgrind.h was not found at build time";
-	else if (!have_valgrind())
+	else if (!bench_have_valgrind())
 		instr_skip = "valgrind not found";
 	else {
 		static struct cg_job jobs[NR_SIZES * NR_PCELLS + NR_BCELLS];
@@ -1154,11 +1075,11 @@ static int bench_main(int argc, char **argv)
 
 		/* the callgrind runs may use every CPU we were given */
 		if (sched_setaffinity(0, sizeof(orig), &orig))
-			die("sched_setaffinity: %s", strerror(errno));
+			bench_die("sched_setaffinity: %s", strerror(errno));
 		snprintf(tmp_dir, sizeof(tmp_dir), "%s/bench_memcg.XXXXXX",
 			 tmp && *tmp ? tmp : "/tmp");
 		if (!mkdtemp(tmp_dir))
-			die("mkdtemp(%s): %s", tmp_dir, strerror(errno));
+			bench_die("mkdtemp(%s): %s", tmp_dir, strerror(errno));
 		/* the slow ones first */
 		for (int c = 0; c < NR_BCELLS; c++)
 			jobs[n++] = (struct cg_job){ .variant = bcells[c].variant,
@@ -1354,7 +1275,7 @@ static int bench_main(int argc, char **argv)
 		if (strcmp(stop_msg[v], "clean"))
 			printf("WARNING: %s build, at its end: %s\n", variant_names[v], stop_msg[v]);
 	printf("run time %.1f s (timings %.1f s, callgrind %.1f s)\n",
-	       (now_ns() - t_start) / 1e9, (t_timed - t_start) / 1e9, (now_ns() - t_timed) / 1e9);
+	       (bench_now_ns() - t_start) / 1e9, (t_timed - t_start) / 1e9, (bench_now_ns() - t_timed) / 1e9);
 	printf("timings: %lu loops timed, %lu re-runs of loops from which other tasks "
 	       "took more than %.1f%% of the wall time; %lu still above after %d attempts "
 	       "(worst kept: %.1f%%); %ld involuntary context switches; load average %s "
@@ -1389,18 +1310,19 @@ static int bench_main(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	bench_name("bench_memcg[" BENCH_VARIANT "]");
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
 	if (argc == 3 && !strcmp(argv[1], "--serve"))
 		return serve((int)strtol(argv[2], NULL, 10));
 	if (argc == 5 && !strcmp(argv[1], "--instr"))
-		return instr_child(parse_mode(argv[2]), false, parse_ul(argv[3], "size"),
-				   parse_ul(argv[4], "iterations"));
+		return instr_child(parse_mode(argv[2]), false, bench_parse_ul(argv[3], "size"),
+				   bench_parse_ul(argv[4], "iterations"));
 	if (argc == 4 && !strcmp(argv[1], "--instr-bulk"))
-		return instr_child(parse_mode(argv[2]), true, 8, parse_ul(argv[3], "count"));
+		return instr_child(parse_mode(argv[2]), true, 8, bench_parse_ul(argv[3], "count"));
 #ifdef BENCH_MAIN
 	return bench_main(argc, argv);
 #else
-	die("the %s build of bench_memcg: run bench_memcg, which drives it", BENCH_VARIANT);
+	bench_die("the %s build of bench_memcg: run bench_memcg, which drives it", BENCH_VARIANT);
 #endif
 }

@@ -42,19 +42,6 @@ static const char *memcgfs;
 static double opt_secs = 3;
 static int opt_reps = 5;
 
-static void pathf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void pathf(char *buf, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, len, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= len)
-		bench_die("path too long");
-}
-
 /*
  * The daemon's CPU time in seconds: the sum over its threads of the time
  * on a CPU in /proc/PID/task/TID/schedstat (nanoseconds; /proc/PID/stat's
@@ -125,7 +112,7 @@ static pid_t population(const char *cg, int n)
 
 	if (pipe(ready))
 		bench_die("pipe: %s", strerror(errno));
-	pathf(path, sizeof(path), "%s/cgroup.procs", cg);
+	bench_pathf(path, sizeof(path), "%s/cgroup.procs", cg);
 	leader = fork();
 	if (leader < 0)
 		bench_die("fork: %s", strerror(errno));
@@ -169,7 +156,7 @@ static void wait_members(const char *cg, int n)
 	char path[PATH_MAX + 32], buf[1 << 16];
 	double end = bench_now() + 30;
 
-	pathf(path, sizeof(path), "%s/cgroup.procs", cg);
+	bench_pathf(path, sizeof(path), "%s/cgroup.procs", cg);
 	for (;;) {
 		int fd = open(path, O_RDONLY | O_CLOEXEC), lines = 0;
 		ssize_t r;
@@ -222,7 +209,7 @@ static struct share sample_share(unsigned int interval, int n)
 
 	snprintf(name, sizeof(name), "s%u-%d", interval, n);
 	d = mount_memcgfs(name, true, interval, -1);
-	pathf(cg, sizeof(cg), "%s/pop", d->mnt);
+	bench_pathf(cg, sizeof(cg), "%s/pop", d->mnt);
 	if (mkdir(cg, 0755))
 		bench_die("mkdir %s: %s", cg, strerror(errno));
 	leader = population(cg, n);
@@ -254,16 +241,16 @@ static void read_latency(unsigned int interval, double *with_us, double *without
 	double v_on[64], v_off[64];
 	pid_t p_on, p_off;
 
-	pathf(cg_on, sizeof(cg_on), "%s/r", on->mnt);
-	pathf(cg_off, sizeof(cg_off), "%s/r", off->mnt);
+	bench_pathf(cg_on, sizeof(cg_on), "%s/r", on->mnt);
+	bench_pathf(cg_off, sizeof(cg_off), "%s/r", off->mnt);
 	if (mkdir(cg_on, 0755) || mkdir(cg_off, 0755))
 		bench_die("mkdir: %s", strerror(errno));
 	p_on = population(cg_on, 100);
 	p_off = population(cg_off, 100);
 	wait_members(cg_on, 100);
 	wait_members(cg_off, 100);
-	pathf(f_on, sizeof(f_on), "%s/memory.current", cg_on);
-	pathf(f_off, sizeof(f_off), "%s/memory.current", cg_off);
+	bench_pathf(f_on, sizeof(f_on), "%s/memory.current", cg_on);
+	bench_pathf(f_off, sizeof(f_off), "%s/memory.current", cg_off);
 	bench_pin_self(0);
 	for (int r = 0; r < opt_reps && r < 64; r++) {
 		for (int k = 0; k < 2; k++) {
@@ -297,14 +284,14 @@ static long overshoot_kib(unsigned int interval)
 	int st, fd;
 	ssize_t n;
 
-	pathf(cg, sizeof(cg), "%s/grow", d->mnt);
+	bench_pathf(cg, sizeof(cg), "%s/grow", d->mnt);
 	if (mkdir(cg, 0755))
 		bench_die("mkdir %s: %s", cg, strerror(errno));
-	pathf(path, sizeof(path), "%s/memory.max", cg);
+	bench_pathf(path, sizeof(path), "%s/memory.max", cg);
 	bench_write_file(path, "32M");
 	pid = fork();
 	if (pid == 0) {
-		pathf(path, sizeof(path), "%s/cgroup.procs", cg);
+		bench_pathf(path, sizeof(path), "%s/cgroup.procs", cg);
 		bench_write_file(path, "0");
 		for (int i = 0; i < 400; i++) {
 			char *p = mmap(NULL, MIB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
@@ -321,7 +308,7 @@ static long overshoot_kib(unsigned int interval)
 	waitpid(pid, &st, 0);
 	if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGKILL)
 		bench_die("the grower was not OOM-killed (wait status 0x%x)", st);
-	pathf(path, sizeof(path), "%s/memory.peak", cg);
+	bench_pathf(path, sizeof(path), "%s/memory.peak", cg);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
 	if (fd >= 0)

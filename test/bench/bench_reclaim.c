@@ -11,6 +11,7 @@
  */
 #include "alloc.h"
 #include "memcg.h"
+#include "harness.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -24,33 +25,12 @@
 #define CHARGES	1024
 #define REPS	5
 
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fflush(stdout);
-	fprintf(stderr, "bench_reclaim: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(2);
-}
-
 static double now_ms(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 static void write_file(struct mem_cgroup *m, const char *name, const char *val)
@@ -61,7 +41,7 @@ static void write_file(struct mem_cgroup *m, const char *name, const char *val)
 	if (!err)
 		err = memcg_file_write(o, val, strlen(val), false);
 	if (err)
-		die("%s <- %s: %s", name, val, strerror(-err));
+		bench_die("%s <- %s: %s", name, val, strerror(-err));
 	memcg_file_release(o);
 }
 
@@ -70,7 +50,7 @@ static void file_page(void)
 	int err = 0;
 
 	if (!memcg_alloc_pages(MEMCG_PAGE_FILE, GFP_KERNEL, 0, &err))
-		die("a file page: %s", strerror(-err));
+		bench_die("a file page: %s", strerror(-err));
 }
 
 /* The median time of CHARGES charges at the limit with lru_mb on the LRU. */
@@ -84,10 +64,10 @@ static double run(unsigned long lru_mb, pid_t pid, double *min, double *max)
 	int err = mem_cgroup_create(root_mem_cgroup(), &m);
 
 	if (err)
-		die("mem_cgroup_create: %s", strerror(-err));
+		bench_die("mem_cgroup_create: %s", strerror(-err));
 	t = memcg_task_create(pid, m);
 	if (!t)
-		die("memcg_task_create failed");
+		bench_die("memcg_task_create failed");
 	memcg_set_current(t);
 	for (unsigned long i = 0; i < pages; i++)
 		file_page();
@@ -111,7 +91,7 @@ static double run(unsigned long lru_mb, pid_t pid, double *min, double *max)
 	mem_cgroup_offline(m);
 	mem_cgroup_put(m);
 	memcg_reap_now();
-	qsort(ms, REPS, sizeof(ms[0]), cmp_double);
+	qsort(ms, REPS, sizeof(ms[0]), bench_cmp_double);
 	*min = ms[0];
 	*max = ms[REPS - 1];
 	return ms[REPS / 2];
@@ -125,6 +105,7 @@ int main(void)
 	char buf[32];
 	int err;
 
+	bench_name("bench_reclaim");
 	CPU_ZERO(&set);
 	CPU_SET(sched_getcpu(), &set);
 	sched_setaffinity(0, sizeof(set), &set);
@@ -132,10 +113,10 @@ int main(void)
 	cfg.memory = 1ull << 30;
 	err = alloc_init(&cfg);
 	if (err)
-		die("alloc_init: %s", strerror(-err));
+		bench_die("alloc_init: %s", strerror(-err));
 	err = memcg_init(NULL);
 	if (err)
-		die("memcg_init: %s", strerror(-err));
+		bench_die("memcg_init: %s", strerror(-err));
 	printf("%d file-page charges at memory.max, each reclaiming from the LRU (ms, median of %d):\n",
 	       CHARGES, REPS);
 	m16 = run(16, getpid(), &lo, &hi);

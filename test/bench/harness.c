@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,25 +18,53 @@
 #include <time.h>
 #include <unistd.h>
 
+extern char **environ;
+
 static struct bench_daemon daemons[BENCH_MAX_DAEMONS];
 static int nr_daemons;
 static char tmpdir[PATH_MAX];
 static const char *progname = "bench";
 static volatile sig_atomic_t cleaning;
+static void (*die_hook)(void);
 
 static void cleanup(void);
+
+void bench_name(const char *prog)
+{
+	progname = prog;
+}
 
 void bench_die(const char *fmt, ...)
 {
 	va_list ap;
 
+	fflush(stdout);
 	fprintf(stderr, "%s: ", progname);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 	cleanup();
+	if (die_hook)
+		die_hook();
 	exit(2);
+}
+
+void bench_at_die(void (*fn)(void))
+{
+	die_hook = fn;
+}
+
+void bench_pathf(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= len)
+		bench_die("a path too long for %zu bytes", len);
 }
 
 void bench_require_fuse(const char *prog)
@@ -62,14 +91,22 @@ double bench_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int cmp_double(const void *a, const void *b)
+int bench_cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return (x > y) - (x < y);
 }
 
-double bench_median(double *v, int n)
+double bench_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+double bench_median(const double *v, int n)
 {
 	double *tmp = malloc((size_t)n * sizeof(*tmp));
 	double m;
@@ -77,13 +114,13 @@ double bench_median(double *v, int n)
 	if (!tmp)
 		bench_die("out of memory");
 	memcpy(tmp, v, (size_t)n * sizeof(*v));
-	qsort(tmp, (size_t)n, sizeof(*tmp), cmp_double);
+	qsort(tmp, (size_t)n, sizeof(*tmp), bench_cmp_double);
 	m = n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
 	free(tmp);
 	return m;
 }
 
-static bool is_mounted(const char *mnt)
+bool bench_is_mounted(const char *mnt)
 {
 	char line[8192], *save, *f;
 	bool found = false;
@@ -141,9 +178,9 @@ void bench_daemon_stop(struct bench_daemon *d)
 {
 	if (!d->mnt[0])
 		return;
-	if (is_mounted(d->mnt)) {
+	if (bench_is_mounted(d->mnt)) {
 		fusermount_u(d->mnt);
-		if (is_mounted(d->mnt))
+		if (bench_is_mounted(d->mnt))
 			umount2(d->mnt, MNT_DETACH);
 	}
 	if (d->pid > 0) {
@@ -246,7 +283,7 @@ void bench_daemon_start(struct bench_daemon *d, int cpu, const char *const *argv
 	}
 	d->pid = pid;
 	end = bench_now() + 15;
-	while (!is_mounted(d->mnt)) {
+	while (!bench_is_mounted(d->mnt)) {
 		int st;
 
 		if (waitpid(pid, &st, WNOHANG) == pid) {
@@ -267,6 +304,48 @@ void bench_daemon_start(struct bench_daemon *d, int cpu, const char *const *argv
 		usleep(10000);
 	}
 	d->mounted = true;
+}
+
+unsigned long bench_parse_ul(const char *s, const char *what)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || v == 0)
+		bench_die("bad %s: %s", what, s);
+	return v;
+}
+
+bool bench_have_valgrind(void)
+{
+	pid_t pid;
+	int st;
+	posix_spawn_file_actions_t fa;
+	char *argv[] = { "valgrind", "--version", NULL };
+
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	if (posix_spawnp(&pid, "valgrind", &fa, NULL, argv, environ)) {
+		posix_spawn_file_actions_destroy(&fa);
+		return false;
+	}
+	posix_spawn_file_actions_destroy(&fa);
+	return waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+void bench_show_file(const char *path)
+{
+	char line[512];
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		fprintf(stderr, "  | %s", line);
+	fclose(f);
 }
 
 void bench_pin_self(int cpu)

@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * harness.h - what the mounting benchmarks share: a temporary directory,
- * daemons started in the foreground as children (pinned or free), their
- * mounts waited for and always taken down (also when the benchmark is
- * interrupted), medians, and the "target NAME measured=V goal=OPV ok|MISS"
- * line.
+ * harness.h - what the benchmarks share: the internal-error exit, clocks,
+ * medians, option parsing, valgrind's presence and the "target NAME
+ * measured=V goal=OPV ok|MISS" line; for the mounting benchmarks, a
+ * temporary directory, daemons started in the foreground as children
+ * (pinned or free), their mounts waited for and always taken down (also
+ * when the benchmark is interrupted).
  */
 #ifndef MEMCGFS_BENCH_HARNESS_H
 #define MEMCGFS_BENCH_HARNESS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <limits.h>
 #include <sys/types.h>
 
@@ -23,8 +25,14 @@ struct bench_daemon {
 	bool mounted;
 };
 
+/* The name bench_die() prints (bench_setup() sets it too). */
+void bench_name(const char *prog);
 /* Print, clean up and exit 2 (an internal error, not a MISS). */
 void bench_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* A benchmark's own clean-up, which bench_die() runs after the harness's. */
+void bench_at_die(void (*fn)(void));
+/* snprintf for paths: a path that does not fit is bench_die(), not a truncation. */
+void bench_pathf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Without root, /dev/fuse or fusermount3: say why, exit 77 (skip). */
 void bench_require_fuse(const char *prog);
 /*
@@ -42,8 +50,20 @@ void bench_daemon_start(struct bench_daemon *d, int cpu, const char *const *argv
 /* fusermount3 -u, wait for the daemon, then stronger means. */
 void bench_daemon_stop(struct bench_daemon *d);
 
+/* CLOCK_MONOTONIC in seconds, and in nanoseconds */
 double bench_now(void);
-double bench_median(double *v, int n);
+double bench_now_ns(void);
+/* qsort()'s comparison of doubles, ascending */
+int bench_cmp_double(const void *a, const void *b);
+double bench_median(const double *v, int n);
+/* A decimal number > 0, else bench_die() naming what. */
+unsigned long bench_parse_ul(const char *s, const char *what);
+/* Whether "valgrind --version" runs. */
+bool bench_have_valgrind(void);
+/* A file's lines on stderr, each after "  | ". */
+void bench_show_file(const char *path);
+/* Whether mnt is a mount point of this mount namespace. */
+bool bench_is_mounted(const char *mnt);
 void bench_pin_self(int cpu);
 void bench_write_file(const char *path, const char *text);
 /* open + read to EOF + close (what cat does): bytes, or -1. */

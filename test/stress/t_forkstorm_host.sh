@@ -54,8 +54,10 @@ match "root's requests served" "^OK ok pid=[0-9]+ cgroup=/ " "$("$MCGTOOL" ctl "
 ok "mkdir served" mkdir "$MNT/calm"
 echo "# daemon VmRSS during the storm: $(sed -n 's/^VmRSS:[[:space:]]*//p' "/proc/$DPID/status")"
 
+# by their parent, the forker, alive until then (never by a pid from a file:
+# a pid whose process is gone may be another's by now)
+pkill -P "$FORKER" -x sleep
 kill "$FORKER" 2>/dev/null
-xargs -r kill <"$PIDS" 2>/dev/null
 wait "$FORKER" 2>/dev/null
 for i in $(seq 1 600); do [ -z "$(cat "$MNT/storm/cgroup.procs")" ] && break; sleep 0.1; done
 eq "the storm gone: storm is empty" "" "$(cat "$MNT/storm/cgroup.procs")"

@@ -47,44 +47,8 @@
 /* ------------------------------------------------------------------ */
 /* Checks (deferred: one wrong value does not hide the checks after it) */
 
-/* deferred_failures and DEFER_EQ/DEFER_TRUE/EXPECT_TRUE/DEFER_STR */
-#include "defer.h"
-
-/* ------------------------------------------------------------------ */
-/* PRNG                                                                */
-
-struct rng {
-	uint64_t s;
-};
-
-static uint64_t rnd(struct rng *r)
-{
-	r->s ^= r->s >> 12;
-	r->s ^= r->s << 25;
-	r->s ^= r->s >> 27;
-	return r->s * 2685821657736338717ull;
-}
-
-static unsigned int rnd_below(struct rng *r, unsigned int n)
-{
-	return (unsigned int)(rnd(r) % n);
-}
-
-static void rng_seed(struct rng *r, uint64_t seed)
-{
-	r->s = seed ? seed : 0x9e3779b97f4a7c15ull;
-	for (int i = 0; i < 8; i++)
-		rnd(r);
-}
-
-static uint64_t test_seed(uint64_t dflt)
-{
-	const char *e = getenv("MEMCG_TEST_SEED");
-
-	if (e && *e)
-		return strtoull(e, NULL, 0);
-	return dflt;
-}
+/* the checks, the PRNG, memcg file access (file_of, read_whole, write_*, keyed, stv) */
+#include "fixture.h"
 
 /* ------------------------------------------------------------------ */
 /* Tracking of what the tests allocate                                 */
@@ -524,12 +488,7 @@ static int teardown(void **state)
 	npfn = 0;
 	if (r1 || r2)
 		fail_msg("memcg_check/alloc_check failed after the test");
-	if (deferred_failures) {
-		unsigned long n = deferred_failures;
-
-		deferred_failures = 0;
-		fail_msg("%lu deferred failures (above)", n);
-	}
+	deferred_done();
 	return 0;
 }
 
@@ -632,17 +591,6 @@ static void finish(void)
 	DEFER_EQ(unknown_notifies, 0, "free notifications for addresses the test never allocated");
 }
 
-static const struct memcg_file *file_of(const char *name)
-{
-	const struct memcg_file *f = memcg_file_lookup(name);
-
-	if (!f) {
-		print_error("memcg_file_lookup(\"%s\") = NULL\n", name);
-		fail();
-	}
-	return f;
-}
-
 static struct memcg_open *fopen_m(struct mem_cgroup *m, const char *name)
 {
 	struct memcg_open *o = NULL;
@@ -655,71 +603,12 @@ static struct memcg_open *fopen_m(struct mem_cgroup *m, const char *name)
 	return o;
 }
 
-static long read_whole(struct mem_cgroup *m, const char *name, char *buf, size_t len)
-{
-	struct memcg_open *o = NULL;
-	long n;
-	int r;
-
-	buf[0] = '\0';
-	r = memcg_file_open(file_of(name), m, &o);
-	if (r)
-		return r;
-	n = memcg_file_read(o, buf, len);
-	memcg_file_release(o);
-	return n;
-}
-
-static int write_nb(struct mem_cgroup *m, const char *name, const char *s, bool nonblock)
-{
-	struct memcg_open *o = NULL;
-	int r;
-
-	r = memcg_file_open(file_of(name), m, &o);
-	if (r)
-		return r;
-	r = memcg_file_write(o, s, strlen(s), nonblock);
-	memcg_file_release(o);
-	return r;
-}
-
-static int write_str(struct mem_cgroup *m, const char *name, const char *s)
-{
-	return write_nb(m, name, s, false);
-}
-
 static void set_bytes(struct mem_cgroup *m, const char *name, unsigned long long pages)
 {
 	char b[64];
 
 	snprintf(b, sizeof(b), "%llu", pages * PG);
 	DEFER_EQ(write_str(m, name, b), 0, "write %s = %s", name, b);
-}
-
-/* A flat-keyed file's value for key; ~0 when absent. */
-static unsigned long long keyed(struct mem_cgroup *m, const char *name, const char *key)
-{
-	char buf[16384], *p;
-	size_t kl = strlen(key);
-	long n = read_whole(m, name, buf, sizeof(buf));
-
-	if (n < 0) {
-		print_error("read %s = %ld\n", name, n);
-		deferred_failures++;
-		return ~0ull;
-	}
-	for (p = buf; *p; ) {
-		char *nl = strchr(p, '\n');
-
-		if (strncmp(p, key, kl) == 0 && p[kl] == ' ')
-			return strtoull(p + kl + 1, NULL, 10);
-		if (!nl)
-			break;
-		p = nl + 1;
-	}
-	print_error("%s has no key %s\n", name, key);
-	deferred_failures++;
-	return ~0ull;
 }
 
 static unsigned long long ev(struct mem_cgroup *m, const char *key)
@@ -764,34 +653,10 @@ static unsigned long long usage_pg(struct mem_cgroup *m)
 	return mem_cgroup_usage_pages(m);
 }
 
-static unsigned long long stv(struct mem_cgroup *m, const char *key)
-{
-	unsigned long long v = 0;
-	int r = memcg_stat_read(m, key, &v);
-
-	if (r) {
-		print_error("memcg_stat_read(\"%s\") = %d\n", key, r);
-		deferred_failures++;
-		return 0;
-	}
-	return v;
-}
-
 /* memory.stat value in pages (byte-valued keys). */
 static unsigned long long stp(struct mem_cgroup *m, const char *key)
 {
 	return stv(m, key) / PG;
-}
-
-static void expect_memcg_check(const char *when)
-{
-	char msg[1024] = "";
-	int r = memcg_check(msg, sizeof(msg));
-
-	if (r) {
-		print_error("memcg_check() %s = %d: %s\n", when, r, msg);
-		deferred_failures++;
-	}
 }
 
 /* Everything but the usage of a memcg after a drain: the kernel memory
