@@ -4,7 +4,7 @@
  *
  * fs/ is the FUSE glue (docs/design.md "Layers"): it holds no memory-management
  * logic.  A request is routed by ops.c to the cgroup tree (tree.c), a
- * file's handler (files.c for cgroup core files, memcg's table for
+ * file's handler (cgroup_files.c for cgroup core files, memcg's table for
  * memory.*, rootfiles.c for memcgfs's own files), the process tracker
  * (procs_track.c; procs.c for the cgroup files), the deferred-reply
  * facility (defer.c) or change notification (notify.c).  Errors are negative errno values everywhere below ops.c;
@@ -75,9 +75,9 @@ uint64_t fs_now_ns(void);		/* CLOCK_MONOTONIC */
 ssize_t fs_read_file(const char *path, char *buf, size_t len);
 
 
-/* ---- the file table (files.c) ---- */
+/* ---- the file table (cgroup_files.c) ---- */
 enum fs_ftype {
-	FT_CORE,	/* cgroup core file: files.c's show/write */
+	FT_CORE,	/* cgroup core file: cgroup_files.c's show/write */
 	FT_MEMORY,	/* memcg's memory_files[] row */
 	FT_CTL,		/* memcgfs.ctl */
 	FT_SLABINFO,

@@ -2,7 +2,7 @@
 /*
  * ops.c - the FUSE low-level operations: one table, each handler a router
  * in the manner of lxcfs.  A node id is a cgroup and a file index (tree.c);
- * directory operations go to tree.c, file I/O by file type to files.c's
+ * directory operations go to tree.c, file I/O by file type to cgroup_files.c's
  * core handlers, memcg's memory files or rootfiles.c.  Each request gets
  * exactly one reply; errors travel as negative errno values and become
  * fuse_reply_err(req, -err) only here (or in a deferred completion).

@@ -3,7 +3,7 @@
  * fuzz_client.c - the control-protocol client of fuzz_ctl and fuzz_ioctl
  * (see fuzz_machine.h).
  *
- * Linked with -Wl,--wrap=ctl_handles_publish: every handle fs/ctl.c
+ * Linked with -Wl,--wrap=ctl_handles_publish: every handle fs/ctl/exec.c
  * publishes is recorded here, so that the cleanup after an input frees
  * everything, also what a client could not learn (an ioctl batch whose
  * operations write their handles over each other's: "the later result

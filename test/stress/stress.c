@@ -70,7 +70,7 @@
 #define MAX_PER_REQ	16
 /*
  * Reclaimable objects a client holds at most: as many as it has slots.
- * memcgfs's shrinker counts per objcg list (fs/ctl_handles.c); when it
+ * memcgfs's shrinker counts per objcg list (memcg/list_lru.c); when it
  * walked every reclaimable handle for each memcg at each priority, this
  * had to stay at 48 (with 2048, 8 clients made 1477 operations/s and a
  * 9.5 s subtree_control write; 9779/s and 0.02 s after).

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of fs/ctl.c: memcgfs.ctl's text protocol and batched ioctl,
+ * Unit tests of fs/ctl/ (ctl.c, exec.c, batch.c): memcgfs.ctl's text protocol and batched ioctl,
  * in process, against a real machine (alloc, 128 MiB, 4 CPUs) and memory
  * controller, without FUSE.
  *
