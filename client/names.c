@@ -54,26 +54,7 @@ MEMCGFS_API const char *memcgfs_page_type_name(unsigned int type)
 
 MEMCGFS_API int memcgfs_handle_parse(const char *s, uint64_t *handle)
 {
-	size_t l = s ? strlen(s) : 0;
-	uint64_t v = 0;
-
-	if (!l || l > MEMCGFS_HANDLE_HEX)
-		return -EINVAL;
-	for (; *s; s++) {
-		unsigned int d;
-
-		if (*s >= '0' && *s <= '9')
-			d = (unsigned int)(*s - '0');
-		else if (*s >= 'a' && *s <= 'f')
-			d = (unsigned int)(*s - 'a' + 10);
-		else if (*s >= 'A' && *s <= 'F')
-			d = (unsigned int)(*s - 'A' + 10);
-		else
-			return -EINVAL;
-		v = v << 4 | d;
-	}
-	*handle = v;
-	return 0;
+	return hex_parse(s, MEMCGFS_HANDLE_HEX, handle);
 }
 
 MEMCGFS_API int memcgfs_size_parse(const char *s, uint64_t *bytes)

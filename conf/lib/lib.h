@@ -60,5 +60,10 @@ unsigned long long memparse(const char *s, const char **end);
  */
 int size_parse(const char *s, size_t len, uint64_t *out);
 int u64_parse(const char *s, size_t len, uint64_t *out);
+/*
+ * hex_parse - a memcgfs.ctl handle: 1 to maxlen hex digits (either case),
+ * nothing else (no "0x", sign or space).  -EINVAL otherwise (and a NULL s).
+ */
+int hex_parse(const char *s, size_t maxlen, uint64_t *out);
 
 #endif /* MEMCGFS_LIB_H */

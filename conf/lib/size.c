@@ -7,6 +7,7 @@
 #include "lib.h"
 
 #include <errno.h>
+#include <string.h>
 
 static int dec_parse(const char *s, size_t len, bool suffix, uint64_t *out)
 {
@@ -52,4 +53,28 @@ int size_parse(const char *s, size_t len, uint64_t *out)
 int u64_parse(const char *s, size_t len, uint64_t *out)
 {
 	return dec_parse(s, len, false, out);
+}
+
+int hex_parse(const char *s, size_t maxlen, uint64_t *out)
+{
+	size_t l = s ? strlen(s) : 0;
+	uint64_t v = 0;
+
+	if (!l || l > maxlen || maxlen > 16)
+		return -EINVAL;
+	for (; *s; s++) {
+		unsigned int d;
+
+		if (*s >= '0' && *s <= '9')
+			d = (unsigned int)(*s - '0');
+		else if (*s >= 'a' && *s <= 'f')
+			d = (unsigned int)(*s - 'a' + 10);
+		else if (*s >= 'A' && *s <= 'F')
+			d = (unsigned int)(*s - 'A' + 10);
+		else
+			return -EINVAL;
+		v = v << 4 | d;
+	}
+	*out = v;
+	return 0;
 }

@@ -250,26 +250,7 @@ static int parse_size(const char *s, uint64_t *out)
 
 static int parse_handle(const char *s, uint64_t *out)
 {
-	size_t l = strlen(s);
-	uint64_t v = 0;
-
-	if (!l || l > CTL_HANDLE_HEX)
-		return -EINVAL;
-	for (; *s; s++) {
-		unsigned int d;
-
-		if (*s >= '0' && *s <= '9')
-			d = (unsigned int)(*s - '0');
-		else if (*s >= 'a' && *s <= 'f')
-			d = (unsigned int)(*s - 'a' + 10);
-		else if (*s >= 'A' && *s <= 'F')
-			d = (unsigned int)(*s - 'A' + 10);
-		else
-			return -EINVAL;
-		v = v << 4 | d;
-	}
-	*out = v;
-	return 0;
+	return hex_parse(s, CTL_HANDLE_HEX, out);
 }
 
 enum {

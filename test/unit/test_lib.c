@@ -70,6 +70,31 @@ static void test_size_parse(void **state)
 	assert_int_equal(u64_parse("18446744073709551616x", 21, &v), -EINVAL);
 }
 
+/* hex_parse: a memcgfs.ctl handle, as the daemon and libmemcgfs read it */
+static void test_hex_parse(void **state)
+{
+	uint64_t v;
+
+	(void)state;
+	assert_int_equal(hex_parse("1f", 16, &v), 0);
+	assert_int_equal(v, 0x1f);
+	assert_int_equal(hex_parse("DeadBeef", 16, &v), 0);
+	assert_int_equal(v, 0xdeadbeef);
+	assert_int_equal(hex_parse("ffffffffffffffff", 16, &v), 0);
+	assert_int_equal(v, UINT64_MAX);
+	/* the longest accepted is maxlen digits, leading zeros included */
+	assert_int_equal(hex_parse("00000000000000001", 16, &v), -EINVAL);
+	assert_int_equal(hex_parse("0001", 4, &v), 0);
+	assert_int_equal(v, 1);
+	assert_int_equal(hex_parse("00001", 4, &v), -EINVAL);
+	assert_int_equal(hex_parse("", 16, &v), -EINVAL);
+	assert_int_equal(hex_parse(NULL, 16, &v), -EINVAL);
+	assert_int_equal(hex_parse("0x1f", 16, &v), -EINVAL);
+	assert_int_equal(hex_parse("1g", 16, &v), -EINVAL);
+	assert_int_equal(hex_parse(" 1", 16, &v), -EINVAL);
+	assert_int_equal(hex_parse("-1", 16, &v), -EINVAL);
+}
+
 static void test_memparse(void **state)
 {
 	static const struct { const char *s; unsigned long long v; size_t used; } cases[] = {
@@ -195,6 +220,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_size_parse),
+		cmocka_unit_test(test_hex_parse),
 		cmocka_unit_test(test_memparse),
 		cmocka_unit_test(test_kstrtoint0),
 		cmocka_unit_test(test_strstrip),
