@@ -696,32 +696,35 @@ unsigned int ctl_handles_claim_live(const uint64_t *tokens, unsigned int n,
 	return nc;
 }
 
-bool ctl_handles_all_live(const uint64_t *tokens, unsigned int n)
+/* Every token names a live handle; tab_lock held. */
+static bool all_live_locked(const uint64_t *tokens, unsigned int n)
 {
-	bool ok = true;
-
-	pthread_mutex_lock(&tab_lock);
-	for (unsigned int i = 0; i < n && ok; i++) {
+	for (unsigned int i = 0; i < n; i++) {
 		uint32_t idx = 0;
 		struct handle *h = lookup(tokens[i], &idx);
 
-		ok = h && h->state == ST_LIVE;
+		if (!h || h->state != ST_LIVE)
+			return false;
 	}
+	return true;
+}
+
+bool ctl_handles_all_live(const uint64_t *tokens, unsigned int n)
+{
+	bool ok;
+
+	pthread_mutex_lock(&tab_lock);
+	ok = all_live_locked(tokens, n);
 	pthread_mutex_unlock(&tab_lock);
 	return ok;
 }
 
 bool ctl_handles_commit(const uint64_t *tokens, unsigned int n)
 {
-	bool ok = true;
+	bool ok;
 
 	pthread_mutex_lock(&tab_lock);
-	for (unsigned int i = 0; i < n && ok; i++) {
-		uint32_t idx = 0;
-		struct handle *h = lookup(tokens[i], &idx);
-
-		ok = h && h->state == ST_LIVE;
-	}
+	ok = all_live_locked(tokens, n);
 	for (unsigned int i = 0; i < n && ok; i++) {
 		uint32_t idx = 0;
 		struct handle *h = lookup(tokens[i], &idx);
