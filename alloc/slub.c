@@ -447,6 +447,21 @@ static void discard_slab(struct kmem_cache *s, struct slab *slab)
 		kfree(v);
 }
 
+/* discard_slab() each slab of a ->next-linked list; returns how many. */
+static int discard_slab_list(struct kmem_cache *s, struct slab *list)
+{
+	int freed = 0;
+
+	while (list) {
+		struct slab *slab = list;
+
+		list = slab->next;
+		discard_slab(s, slab);
+		freed++;
+	}
+	return freed;
+}
+
 /*
  * Unfreeze a slab that left a CPU, with the CPU freelist it still had.
  * Returns the slab if it must be discarded (the caller does it once it holds
@@ -484,7 +499,6 @@ static struct slab *deactivate_slab(struct kmem_cache *s, struct slab *slab, voi
 static int __put_partials(struct kmem_cache *s, struct slab *list)
 {
 	struct slab *discard = NULL;
-	int freed = 0;
 
 	while (list) {
 		struct slab *slab = list;
@@ -502,14 +516,7 @@ static int __put_partials(struct kmem_cache *s, struct slab *list)
 		spin_unlock(&slab->lock);
 		spin_unlock(&n->list_lock);
 	}
-	while (discard) {
-		struct slab *slab = discard;
-
-		discard = slab->next;
-		discard_slab(s, slab);
-		freed++;
-	}
-	return freed;
+	return discard_slab_list(s, discard);
 }
 
 static void put_cpu_partial(struct kmem_cache *s, struct slab *slab)
@@ -1358,13 +1365,7 @@ int kmem_cache_shrink(struct kmem_cache *s)
 			}
 		}
 		spin_unlock(&n->list_lock);
-		while (discard) {
-			struct slab *slab = discard;
-
-			discard = slab->next;
-			discard_slab(s, slab);
-			freed++;
-		}
+		freed += discard_slab_list(s, discard);
 	}
 	return freed;
 }

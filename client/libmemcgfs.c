@@ -329,19 +329,6 @@ req_add(struct memcgfs *m, size_t *pos, const char *fmt, ...)
  */
 static ssize_t build_request(struct memcgfs *m, const struct memcgfs_op *op)
 {
-	static const char *const words[] = {
-		[MEMCGFS_OP_KMALLOC] = "kmalloc",
-		[MEMCGFS_OP_KFREE] = "kfree",
-		[MEMCGFS_OP_KMEM_CACHE_CREATE] = "kmem_cache_create",
-		[MEMCGFS_OP_KMEM_CACHE_ALLOC] = "kmem_cache_alloc",
-		[MEMCGFS_OP_KMEM_CACHE_FREE] = "kmem_cache_free",
-		[MEMCGFS_OP_KMEM_CACHE_DESTROY] = "kmem_cache_destroy",
-		[MEMCGFS_OP_ALLOC_PAGES] = "alloc_pages",
-		[MEMCGFS_OP_FREE_PAGES] = "free_pages",
-		[MEMCGFS_OP_DRAIN] = "drain",
-		[MEMCGFS_OP_WHOAMI] = "whoami",
-		[MEMCGFS_OP_MARK_PAGE_ACCESSED] = "mark_page_accessed",
-	};
 	char flags[512];
 	size_t pos = 0;
 	bool fits;
@@ -350,7 +337,7 @@ static ssize_t build_request(struct memcgfs *m, const struct memcgfs_op *op)
 		return -EINVAL;
 	if (op->site && op->op != MEMCGFS_OP_KMALLOC && op->op != MEMCGFS_OP_KMEM_CACHE_ALLOC)
 		return 0;
-	fits = req_add(m, &pos, "%s", words[op->op]);
+	fits = req_add(m, &pos, "%s", memcgfs_op_name(op->op));
 	switch (op->op) {
 	case MEMCGFS_OP_KMALLOC:
 	case MEMCGFS_OP_KMEM_CACHE_ALLOC:

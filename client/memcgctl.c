@@ -27,7 +27,7 @@
 #define MAX_HANDLES	(1u << 20)	/* per memcgctl command */
 
 enum {
-	OPT_JSON = 256, OPT_BYTES, OPT_SITE, OPT_BATCH, OPT_HOLD, OPT_ALIGN, OPT_ORDER,
+	OPT_SITE = MCTL_OPT_OWN, OPT_BATCH, OPT_HOLD, OPT_ALIGN, OPT_ORDER,
 };
 
 #define COMMON_LONGOPTS \
@@ -568,8 +568,7 @@ static int do_free(struct mctl *c, const char *cmd, struct memcgfs_op *tmpl, int
 	return err;
 }
 
-/* common options; returns 1 if handled, -1 for --help (help printed) */
-static int common_opt(struct mctl *c, int ch, const char *cmd)
+int mctl_common_opt(struct mctl *c, int ch, const char *cmd)
 {
 	switch (ch) {
 	case 'm':
@@ -621,7 +620,7 @@ static int alloc_opts(struct mctl *c, struct alloc_args *a, int argc, char **arg
 	a->count = 1;
 	optind = 0;
 	while ((ch = getopt_long(argc, argv, "m:hn:g:", opts, NULL)) != -1) {
-		r = common_opt(c, ch, pages ? "alloc-pages" : a->cmd);
+		r = mctl_common_opt(c, ch, pages ? "alloc-pages" : a->cmd);
 		if (r < 0)
 			return -1;
 		if (r)
@@ -726,7 +725,7 @@ static int free_cmd(struct mctl *c, const char *cmd, const char *help_cmd, unsig
 
 	optind = 0;
 	while ((ch = getopt_long(argc, argv, "+m:h", opts, NULL)) != -1) {
-		r = common_opt(c, ch, help_cmd);
+		r = mctl_common_opt(c, ch, help_cmd);
 		if (r < 0)
 			return EXIT_OK;
 		if (r)
@@ -795,7 +794,7 @@ static int plain_opts(struct mctl *c, const char *cmd, int argc, char **argv, co
 
 	optind = 0;
 	while ((ch = getopt_long(argc, argv, "m:hg:", opts, NULL)) != -1) {
-		r = common_opt(c, ch, cmd);
+		r = mctl_common_opt(c, ch, cmd);
 		if (r < 0)
 			return -1;
 		if (r)
@@ -899,7 +898,7 @@ static int cache_create(struct mctl *c, int argc, char **argv)
 
 	optind = 0;
 	while ((ch = getopt_long(argc, argv, "m:h", opts, NULL)) != -1) {
-		r = common_opt(c, ch, "kmem-cache");
+		r = mctl_common_opt(c, ch, "kmem-cache");
 		if (r < 0)
 			return EXIT_OK;
 		if (r)
@@ -992,7 +991,7 @@ static int exec_command(struct mctl *c, int argc, char **argv, const char *cmd, 
 
 	optind = 0;
 	while ((ch = getopt_long(argc, argv, "+m:hg:", opts, NULL)) != -1) {
-		r = common_opt(c, ch, cmd);
+		r = mctl_common_opt(c, ch, cmd);
 		if (r < 0)
 			return EXIT_OK;
 		if (r)
@@ -1068,7 +1067,7 @@ int main(int argc, char **argv)
 			printf("memcgctl %s\n", MEMCGFS_VERSION);
 			return EXIT_OK;
 		}
-		r = common_opt(&c, ch, NULL);
+		r = mctl_common_opt(&c, ch, NULL);
 		if (!r)
 			return mctl_usage_error(&c, NULL, "unknown option");
 	}

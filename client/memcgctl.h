@@ -42,6 +42,12 @@ struct cg_mem {
 /* memcgctl.c: a subcommand's --help on stdout */
 int mctl_help(const char *cmd);
 
+/* Long options of every subcommand; a file's own start at MCTL_OPT_OWN. */
+enum { OPT_JSON = 256, OPT_BYTES, MCTL_OPT_OWN };
+
+/* memcgctl.c: -m, --json, --bytes, -h; 1 if handled, -1 for --help (printed) */
+int mctl_common_opt(struct mctl *c, int ch, const char *cmd);
+
 /* util.c */
 const char *mctl_errname(int err);
 int mctl_error(const struct mctl *c, int err, const char *fmt, ...)

@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { OPT_JSON = 256, OPT_NO_ENABLE };
+enum { OPT_NO_ENABLE = MCTL_OPT_OWN };
 
 static const char *const events[] = {
 	"kmalloc", "kmem_cache_alloc", "kfree", "kmem_cache_free", "mm_page_alloc", "mm_page_free",
@@ -379,23 +379,18 @@ int cmd_trace(struct mctl *c, int argc, char **argv)
 	bool enable = true, enabled = false;
 	long count = 0, seen = 0;
 	size_t len = 0, cap = 1 << 16;
-	int ch, fd, err, ret = EXIT_OK;
+	int ch, fd, err, common, ret = EXIT_OK;
 
 	optind = 0;
 	while ((ch = getopt_long(argc, argv, "m:he:g:n:", opts, NULL)) != -1) {
 		char *end;
 
-		switch (ch) {
-		case 'm':
-			c->mount_arg = optarg;
-			c->mount[0] = '\0';
-			break;
-		case OPT_JSON:
-			c->json = true;
-			break;
-		case 'h':
-			mctl_help("trace");
+		common = mctl_common_opt(c, ch, "trace");
+		if (common < 0)
 			return EXIT_OK;
+		if (common)
+			continue;
+		switch (ch) {
 		case 'e':
 			err = parse_events(c, optarg, &mask);
 			if (err)

@@ -21,8 +21,6 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { OPT_JSON = 256, OPT_BYTES };
-
 static const struct option view_opts[] = {
 	{ "mount", required_argument, NULL, 'm' },
 	{ "json", no_argument, NULL, OPT_JSON },
@@ -41,26 +39,18 @@ static const struct option view_opts[] = {
 static int view_parse(struct mctl *c, const char *cmd, int argc, char **argv, double *delay,
 		      long *iters, bool *batch)
 {
-	int ch;
+	int ch, r;
 
 	optind = 0;
 	while ((ch = getopt_long(argc, argv, "m:hd:n:b", view_opts, NULL)) != -1) {
 		char *end;
 
-		switch (ch) {
-		case 'm':
-			c->mount_arg = optarg;
-			c->mount[0] = '\0';
-			break;
-		case OPT_JSON:
-			c->json = true;
-			break;
-		case OPT_BYTES:
-			c->bytes = true;
-			break;
-		case 'h':
-			mctl_help(cmd);
+		r = mctl_common_opt(c, ch, cmd);
+		if (r < 0)
 			return -1;
+		if (r)
+			continue;
+		switch (ch) {
 		case 'd':
 			if (!delay)
 				goto bad;

@@ -320,6 +320,21 @@ struct done {
 	int why;
 };
 
+/* Room for one more entry in *done (doubled when full); false: no memory. */
+static bool done_room(struct done **done, size_t ndone, size_t *cap)
+{
+	struct done *n;
+
+	if (ndone < *cap)
+		return true;
+	n = realloc(*done, (*cap ? *cap * 2 : 16) * sizeof(*n));
+	if (!n)
+		return false;
+	*done = n;
+	*cap = *cap ? *cap * 2 : 16;
+	return true;
+}
+
 static void *defer_main(void *arg)
 {
 	struct done *done = NULL;
@@ -340,14 +355,8 @@ static void *defer_main(void *arg)
 				next = d->next;
 				if (d->pinned || !d->ready || !d->ready(d))
 					continue;
-				if (ndone == cap) {
-					struct done *n = realloc(done, (cap ? cap * 2 : 16) * sizeof(*n));
-
-					if (!n)
-						break;
-					done = n;
-					cap = cap ? cap * 2 : 16;
-				}
+				if (!done_room(&done, ndone, &cap))
+					break;
 				unlink_locked(d);
 				done[ndone++] = (struct done){ d, 0 };
 			}
@@ -355,14 +364,8 @@ static void *defer_main(void *arg)
 		while (timers && timers->deadline_ns <= now && !timers->pinned) {
 			struct fs_defer *d = timers;
 
-			if (ndone == cap) {
-				struct done *n = realloc(done, (cap ? cap * 2 : 16) * sizeof(*n));
-
-				if (!n)
-					break;
-				done = n;
-				cap = cap ? cap * 2 : 16;
-			}
+			if (!done_room(&done, ndone, &cap))
+				break;
 			unlink_locked(d);
 			done[ndone++] = (struct done){ d, -ETIMEDOUT };
 		}

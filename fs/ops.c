@@ -112,16 +112,37 @@ static void reply_entry(fuse_req_t req, struct cgroup *cg, unsigned int idx)
 		cgroup_put(cg);
 }
 
-static void fs_ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+/* The cgroup of directory node @parent; NULL once ENOTDIR is replied (a file). */
+static struct cgroup *dir_cgroup(fuse_req_t req, fuse_ino_t parent)
 {
 	unsigned int idx;
-	struct cgroup *cg = nodeid_cgroup(parent, &idx), *child;
-	int fidx;
+	struct cgroup *cg = nodeid_cgroup(parent, &idx);
 
 	if (idx) {
 		fuse_reply_err(req, ENOTDIR);
-		return;
+		return NULL;
 	}
+	return cg;
+}
+
+/* May the caller add or remove entries of directory @pcg (write and search)? */
+static int dir_may_change(fuse_req_t req, const struct cgroup *pcg)
+{
+	int err;
+
+	pthread_rwlock_rdlock(&fs_tree_lock);
+	err = fs_permission(req, pcg, 0, 3);
+	pthread_rwlock_unlock(&fs_tree_lock);
+	return err;
+}
+
+static void fs_ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct cgroup *cg = dir_cgroup(req, parent), *child;
+	int fidx;
+
+	if (!cg)
+		return;
 	pthread_rwlock_rdlock(&fs_tree_lock);
 	if (cg->removed) {
 		pthread_rwlock_unlock(&fs_tree_lock);
@@ -390,17 +411,12 @@ full:
 static void fs_ll_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
-	unsigned int idx;
-	struct cgroup *pcg = nodeid_cgroup(parent, &idx), *cg;
+	struct cgroup *pcg = dir_cgroup(req, parent), *cg;
 	int err;
 
-	if (idx) {
-		fuse_reply_err(req, ENOTDIR);
+	if (!pcg)
 		return;
-	}
-	pthread_rwlock_rdlock(&fs_tree_lock);
-	err = fs_permission(req, pcg, 0, 3);
-	pthread_rwlock_unlock(&fs_tree_lock);
+	err = dir_may_change(req, pcg);
 	if (!err)
 		err = cgroup_mkdir(pcg, name, mode, ctx->uid, ctx->gid, &cg);
 	if (err) {
@@ -414,17 +430,12 @@ static void fs_ll_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mod
 
 static void fs_ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	unsigned int idx;
-	struct cgroup *pcg = nodeid_cgroup(parent, &idx);
+	struct cgroup *pcg = dir_cgroup(req, parent);
 	int err;
 
-	if (idx) {
-		fuse_reply_err(req, ENOTDIR);
+	if (!pcg)
 		return;
-	}
-	pthread_rwlock_rdlock(&fs_tree_lock);
-	err = fs_permission(req, pcg, 0, 3);
-	pthread_rwlock_unlock(&fs_tree_lock);
+	err = dir_may_change(req, pcg);
 	if (!err) {
 		procs_sync();
 		err = cgroup_rmdir(pcg, name);

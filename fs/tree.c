@@ -507,6 +507,25 @@ out_unlock:
 	return err;
 }
 
+/*
+ * @cg's memcg, if any, detached and taken offline; *memcgp is it (its
+ * reference for the caller to put) or NULL.  On failure @cg keeps it.
+ */
+static int cgroup_memcg_offline(struct cgroup *cg, struct mem_cgroup **memcgp)
+{
+	struct mem_cgroup *memcg = cg->memcg;
+	int err;
+
+	*memcgp = memcg;
+	if (!memcg)
+		return 0;
+	cgroup_set_memcg(cg, NULL);
+	err = mem_cgroup_offline(memcg);
+	if (err)
+		cgroup_set_memcg(cg, memcg);
+	return err;
+}
+
 int cgroup_rmdir(struct cgroup *parent, const char *name)
 {
 	struct mem_cgroup *memcg;
@@ -532,17 +551,11 @@ int cgroup_rmdir(struct cgroup *parent, const char *name)
 		goto out_unlock;
 	}
 	/* kill_css(): the memcg goes offline and dying, reparented to the parent */
-	memcg = cg->memcg;
-	if (memcg) {
-		cgroup_set_memcg(cg, NULL);
-		err = mem_cgroup_offline(memcg);
-		if (err) {
-			/* cannot happen: no online child memcg without a live child cgroup */
-			cgroup_set_memcg(cg, memcg);
-			goto out_unlock;
-		}
+	err = cgroup_memcg_offline(cg, &memcg);
+	if (err)	/* cannot happen: no online child memcg without a live child cgroup */
+		goto out_unlock;
+	if (memcg)
 		mem_cgroup_put(memcg);
-	}
 	cg->removed = true;
 	unlink_child(cg);
 	(void)fs_uid_count_add(&made_by, cg->file_uid, -1);	/* its maker's, for good */
@@ -805,15 +818,10 @@ int cgroup_type_write(struct cgroup *cg, char *buf, struct fs_inval_list *iv)
 	if (err)
 		goto out_unlock;
 	/* cgroup_apply_control(): a threaded cgroup has no domain controller */
-	memcg = cg->memcg;
+	err = cgroup_memcg_offline(cg, &memcg);
+	if (err)	/* a task of an exited process with a request in flight: -EBUSY */
+		goto out_unlock;
 	if (memcg) {
-		/* a task of an exited process with a request in flight: -EBUSY */
-		cgroup_set_memcg(cg, NULL);
-		err = mem_cgroup_offline(memcg);
-		if (err) {
-			cgroup_set_memcg(cg, memcg);
-			goto out_unlock;
-		}
 		inval_add_files(iv, cg, FF_MEMCG);
 		fs_xattr_drop(cg, FF_MEMCG);
 		mem_cgroup_put(memcg);

@@ -304,22 +304,33 @@ static int peak_write(struct memcg_open *o, char *buf, bool nonblock)
 	return 0;
 }
 
-static int oom_group_show(struct memcg_open *o, char *buf, size_t len)
+/* A 0-or-1 setting of the memcg (memory.oom.group, memory.zswap.writeback). */
+static int show_flag(char *buf, size_t len, int *flag)
 {
-	return snprintf(buf, len, "%d\n", READ_ONCE(o->memcg->oom_group));
+	return snprintf(buf, len, "%d\n", READ_ONCE(*flag));
 }
 
-static int oom_group_write(struct memcg_open *o, char *buf, bool nonblock)
+static int write_flag(char *buf, int *flag)
 {
 	int v, err = kstrtoint0(strstrip(buf), &v);
 
-	(void)nonblock;
 	if (err)
 		return err;
 	if (v != 0 && v != 1)
 		return -EINVAL;
-	WRITE_ONCE(o->memcg->oom_group, v);
+	WRITE_ONCE(*flag, v);
 	return 0;
+}
+
+static int oom_group_show(struct memcg_open *o, char *buf, size_t len)
+{
+	return show_flag(buf, len, &o->memcg->oom_group);
+}
+
+static int oom_group_write(struct memcg_open *o, char *buf, bool nonblock)
+{
+	(void)nonblock;
+	return write_flag(buf, &o->memcg->oom_group);
 }
 
 static const char *const event_names[MEMCG_NR_MEMORY_EVENTS] = {
@@ -399,20 +410,13 @@ static int zswap_current_show(struct memcg_open *o, char *buf, size_t len)
 
 static int zswap_writeback_show(struct memcg_open *o, char *buf, size_t len)
 {
-	return snprintf(buf, len, "%d\n", READ_ONCE(o->memcg->zswap_writeback));
+	return show_flag(buf, len, &o->memcg->zswap_writeback);
 }
 
 static int zswap_writeback_write(struct memcg_open *o, char *buf, bool nonblock)
 {
-	int v, err = kstrtoint0(strstrip(buf), &v);
-
 	(void)nonblock;
-	if (err)
-		return err;
-	if (v != 0 && v != 1)
-		return -EINVAL;
-	WRITE_ONCE(o->memcg->zswap_writeback, v);
-	return 0;
+	return write_flag(buf, &o->memcg->zswap_writeback);
 }
 
 #define MC_OFF(field)	__builtin_offsetof(struct mem_cgroup, field)

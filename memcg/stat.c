@@ -31,6 +31,17 @@ static size_t items_per_cpu(void)
  * the kernel's alloc_percpu_gfp(GFP_KERNEL_ACCOUNT) under the parent's
  * active memcg) and the totals (kzalloc'ed accounted: slab of the parent).
  */
+/* The per-CPU and folded arrays of @memcg, freed and cleared. */
+static void stats_arrays_free(struct mem_cgroup *memcg)
+{
+	kfree(memcg->pcpu);
+	kfree(memcg->pcpu_prev);
+	kfree(memcg->state);
+	kfree(memcg->local);
+	memcg->pcpu = NULL;
+	memcg->pcpu_prev = memcg->state = memcg->local = NULL;
+}
+
 int memcg_stats_alloc(struct mem_cgroup *memcg, struct mem_cgroup *parent)
 {
 	size_t n = items_per_cpu();
@@ -56,12 +67,7 @@ int memcg_stats_alloc(struct mem_cgroup *memcg, struct mem_cgroup *parent)
 	return 0;
 fail:
 	memcg->percpu_objcg = NULL;
-	kfree(memcg->pcpu);
-	kfree(memcg->pcpu_prev);
-	kfree(memcg->state);
-	kfree(memcg->local);
-	memcg->pcpu = NULL;
-	memcg->pcpu_prev = memcg->state = memcg->local = NULL;
+	stats_arrays_free(memcg);
 	return -ENOMEM;
 }
 
@@ -77,12 +83,7 @@ void memcg_stats_free(struct mem_cgroup *memcg)
 		obj_cgroup_put(objcg);
 		memcg->percpu_objcg = NULL;
 	}
-	kfree(memcg->pcpu);
-	kfree(memcg->pcpu_prev);
-	kfree(memcg->state);
-	kfree(memcg->local);
-	memcg->pcpu = NULL;
-	memcg->pcpu_prev = memcg->state = memcg->local = NULL;
+	stats_arrays_free(memcg);
 }
 
 void mod_memcg_state(struct mem_cgroup *memcg, int nid, enum memcg_item item, long val)

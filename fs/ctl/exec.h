@@ -65,21 +65,9 @@ fail(struct ctl_exec *x, int err, const char *fmt, ...)
 
 static inline const char *op_name(int op)
 {
-	static const char *const names[] = {
-		[MEMCGFS_OP_KMALLOC] = "kmalloc",
-		[MEMCGFS_OP_KFREE] = "kfree",
-		[MEMCGFS_OP_KMEM_CACHE_CREATE] = "kmem_cache_create",
-		[MEMCGFS_OP_KMEM_CACHE_ALLOC] = "kmem_cache_alloc",
-		[MEMCGFS_OP_KMEM_CACHE_FREE] = "kmem_cache_free",
-		[MEMCGFS_OP_KMEM_CACHE_DESTROY] = "kmem_cache_destroy",
-		[MEMCGFS_OP_ALLOC_PAGES] = "alloc_pages",
-		[MEMCGFS_OP_FREE_PAGES] = "free_pages",
-		[MEMCGFS_OP_DRAIN] = "drain",
-		[MEMCGFS_OP_WHOAMI] = "whoami",
-		[MEMCGFS_OP_MARK_PAGE_ACCESSED] = "mark_page_accessed",
-	};
+	const char *name = memcgfs_op_name((unsigned int)op);
 
-	return op > 0 && op <= MEMCGFS_OP_MARK_PAGE_ACCESSED ? names[op] : "?";
+	return name ? name : "?";
 }
 
 #endif

@@ -576,6 +576,21 @@ static const char *kind_name(unsigned int kind)
 	}
 }
 
+/* Handle @h (slot @idx) marked busy and described in *c; tab_lock held. */
+static void claim_one(struct handle *h, uint32_t idx, struct ctl_claim *c)
+{
+	set_state(h, ST_BUSY);
+	c->idx = idx;
+	c->kind = h->kind;
+	c->addr = h->addr;
+	if (h->kind == CTL_KIND_PAGES)
+		c->page_id = h->page_id;
+	else
+		c->cache = h->cache;
+	c->forgotten = &h->forgotten;
+	c->objcg = h->objcg;
+}
+
 /* The handles whole, in request order; take them, or only look (take false). */
 static int claim_or_check(const uint64_t *tokens, unsigned int n, unsigned int kinds,
 			  const struct kmem_cache *cache, bool allow_null, uid_t uid,
@@ -631,17 +646,7 @@ static int claim_or_check(const uint64_t *tokens, unsigned int n, unsigned int k
 			ret = -EPERM;
 			break;
 		}
-		set_state(h, ST_BUSY);
-		out[nc].idx = idx;
-		out[nc].kind = h->kind;
-		out[nc].addr = h->addr;
-		if (h->kind == CTL_KIND_PAGES)
-			out[nc].page_id = h->page_id;
-		else
-			out[nc].cache = h->cache;
-		out[nc].forgotten = &h->forgotten;
-		out[nc].objcg = h->objcg;
-		nc++;
+		claim_one(h, idx, &out[nc++]);
 	}
 	if (ret)
 		*bad = i;
@@ -680,48 +685,41 @@ unsigned int ctl_handles_claim_live(const uint64_t *tokens, unsigned int n,
 
 		if (!h || h->state != ST_LIVE)
 			continue;
-		set_state(h, ST_BUSY);
-		out[nc].idx = idx;
-		out[nc].kind = h->kind;
-		out[nc].addr = h->addr;
-		if (h->kind == CTL_KIND_PAGES)
-			out[nc].page_id = h->page_id;
-		else
-			out[nc].cache = h->cache;
-		out[nc].forgotten = &h->forgotten;
-		out[nc].objcg = h->objcg;
-		nc++;
+		claim_one(h, idx, &out[nc++]);
 	}
 	pthread_mutex_unlock(&tab_lock);
 	return nc;
 }
 
-bool ctl_handles_all_live(const uint64_t *tokens, unsigned int n)
+/* Every token names a live handle; tab_lock held. */
+static bool all_live_locked(const uint64_t *tokens, unsigned int n)
 {
-	bool ok = true;
-
-	pthread_mutex_lock(&tab_lock);
-	for (unsigned int i = 0; i < n && ok; i++) {
+	for (unsigned int i = 0; i < n; i++) {
 		uint32_t idx = 0;
 		struct handle *h = lookup(tokens[i], &idx);
 
-		ok = h && h->state == ST_LIVE;
+		if (!h || h->state != ST_LIVE)
+			return false;
 	}
+	return true;
+}
+
+bool ctl_handles_all_live(const uint64_t *tokens, unsigned int n)
+{
+	bool ok;
+
+	pthread_mutex_lock(&tab_lock);
+	ok = all_live_locked(tokens, n);
 	pthread_mutex_unlock(&tab_lock);
 	return ok;
 }
 
 bool ctl_handles_commit(const uint64_t *tokens, unsigned int n)
 {
-	bool ok = true;
+	bool ok;
 
 	pthread_mutex_lock(&tab_lock);
-	for (unsigned int i = 0; i < n && ok; i++) {
-		uint32_t idx = 0;
-		struct handle *h = lookup(tokens[i], &idx);
-
-		ok = h && h->state == ST_LIVE;
-	}
+	ok = all_live_locked(tokens, n);
 	for (unsigned int i = 0; i < n && ok; i++) {
 		uint32_t idx = 0;
 		struct handle *h = lookup(tokens[i], &idx);

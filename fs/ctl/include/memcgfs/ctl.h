@@ -100,6 +100,26 @@
 #define MEMCGFS_OP_WHOAMI		10
 #define MEMCGFS_OP_MARK_PAGE_ACCESSED	11
 
+/* The text protocol's word for operation @op ("kmalloc", ...); 0 (NULL) for no operation. */
+static inline const char *memcgfs_op_name(unsigned int op)
+{
+	static const char *const names[] = {
+		[MEMCGFS_OP_KMALLOC] = "kmalloc",
+		[MEMCGFS_OP_KFREE] = "kfree",
+		[MEMCGFS_OP_KMEM_CACHE_CREATE] = "kmem_cache_create",
+		[MEMCGFS_OP_KMEM_CACHE_ALLOC] = "kmem_cache_alloc",
+		[MEMCGFS_OP_KMEM_CACHE_FREE] = "kmem_cache_free",
+		[MEMCGFS_OP_KMEM_CACHE_DESTROY] = "kmem_cache_destroy",
+		[MEMCGFS_OP_ALLOC_PAGES] = "alloc_pages",
+		[MEMCGFS_OP_FREE_PAGES] = "free_pages",
+		[MEMCGFS_OP_DRAIN] = "drain",
+		[MEMCGFS_OP_WHOAMI] = "whoami",
+		[MEMCGFS_OP_MARK_PAGE_ACCESSED] = "mark_page_accessed",
+	};
+
+	return op >= MEMCGFS_OP_KMALLOC && op <= MEMCGFS_OP_MARK_PAGE_ACCESSED ? names[op] : 0;
+}
+
 /* opflags */
 #define MEMCGFS_OPF_SITE		0x01u	/* 'site' names a call-site slot */
 
