@@ -257,7 +257,7 @@ struct bench_daemon *bench_daemon_new(const char *name)
 	return d;
 }
 
-void bench_daemon_start(struct bench_daemon *d, int cpu, const char *const *argv)
+bool bench_daemon_try_start(struct bench_daemon *d, int cpu, const char *const *argv)
 {
 	double end;
 	pid_t pid = fork();
@@ -297,13 +297,23 @@ void bench_daemon_start(struct bench_daemon *d, int cpu, const char *const *argv
 				fprintf(stderr, "  %s", line);
 			if (fp)
 				fclose(fp);
-			bench_die("cannot mount %s", d->mnt);
+			return false;
 		}
-		if (bench_now() > end)
-			bench_die("%s did not mount on %s within 15 s", d->name, d->mnt);
+		if (bench_now() > end) {
+			fprintf(stderr, "%s: %s did not mount on %s within 15 s\n",
+				progname, d->name, d->mnt);
+			return false;	/* pid kept: the clean-up takes it down */
+		}
 		usleep(10000);
 	}
 	d->mounted = true;
+	return true;
+}
+
+void bench_daemon_start(struct bench_daemon *d, int cpu, const char *const *argv)
+{
+	if (!bench_daemon_try_start(d, cpu, argv))
+		bench_die("cannot mount %s", d->mnt);
 }
 
 unsigned long bench_parse_ul(const char *s, const char *what)

@@ -47,6 +47,12 @@ struct bench_daemon *bench_daemon_new(const char *name);
  * (-1: every CPU), and wait for its mount (15 s).
  */
 void bench_daemon_start(struct bench_daemon *d, int cpu, const char *const *argv);
+/*
+ * The same for a daemon that may fail (a peer reported beside): when it
+ * exits or does not mount, its log is shown and false returned (a pid
+ * still running is left for the clean-up).
+ */
+bool bench_daemon_try_start(struct bench_daemon *d, int cpu, const char *const *argv);
 /* fusermount3 -u, wait for the daemon, then stronger means. */
 void bench_daemon_stop(struct bench_daemon *d);
 
