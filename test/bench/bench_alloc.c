@@ -680,22 +680,18 @@ int main(int argc, char **argv)
 		return instr_child(mode, lock_path, true, 8, bench_parse_ul(argv[3], "count"));
 	}
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
+	{
+		const struct bench_opt opts[] = {
+			{ "--no-instr", BENCH_OPT_FLAG, &opt_no_instr },
+			{ "--iters", BENCH_OPT_UL, &opt_iters },
+			{ "--bulk", BENCH_OPT_UL, &opt_bulk },
+			{ "--reps", BENCH_OPT_INT, &opt_reps },
+			{ "--instr-iters", BENCH_OPT_UL, &opt_instr_iters },
+		};
 
-		if (!strcmp(a, "--no-instr"))
-			opt_no_instr = true;
-		else if (i + 1 < argc && !strcmp(a, "--iters"))
-			opt_iters = bench_parse_ul(argv[++i], "--iters");
-		else if (i + 1 < argc && !strcmp(a, "--bulk"))
-			opt_bulk = bench_parse_ul(argv[++i], "--bulk");
-		else if (i + 1 < argc && !strcmp(a, "--reps"))
-			opt_reps = (int)bench_parse_ul(argv[++i], "--reps");
-		else if (i + 1 < argc && !strcmp(a, "--instr-iters"))
-			opt_instr_iters = bench_parse_ul(argv[++i], "--instr-iters");
-		else
-			bench_die("usage: bench_alloc [--iters N] [--bulk N] [--reps R] "
-			    "[--instr-iters N] [--no-instr]");
+		bench_parse_opts(argc, argv, opts, sizeof(opts) / sizeof(opts[0]),
+				 "usage: bench_alloc [--iters N] [--bulk N] [--reps R] "
+				 "[--instr-iters N] [--no-instr]");
 	}
 	if (opt_reps > MAX_REPS)
 		opt_reps = MAX_REPS;

@@ -949,24 +949,19 @@ static int bench_main(int argc, char **argv)
 	char load0[64], load1[64];
 	double t_start = bench_now_ns(), t_timed;
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
+	{
+		const struct bench_opt opts[] = {
+			{ "--no-instr", BENCH_OPT_FLAG, &opt_no_instr },
+			{ "--iters", BENCH_OPT_UL, &opt_iters },
+			{ "--bulk", BENCH_OPT_UL, &opt_bulk },
+			{ "--reps", BENCH_OPT_INT, &opt_reps },
+			{ "--instr-iters", BENCH_OPT_UL, &opt_instr_iters },
+			{ "--instr-bulk", BENCH_OPT_UL, &opt_instr_bulk },
+		};
 
-		if (!strcmp(a, "--no-instr"))
-			opt_no_instr = true;
-		else if (i + 1 < argc && !strcmp(a, "--iters"))
-			opt_iters = bench_parse_ul(argv[++i], "--iters");
-		else if (i + 1 < argc && !strcmp(a, "--bulk"))
-			opt_bulk = bench_parse_ul(argv[++i], "--bulk");
-		else if (i + 1 < argc && !strcmp(a, "--reps"))
-			opt_reps = (int)bench_parse_ul(argv[++i], "--reps");
-		else if (i + 1 < argc && !strcmp(a, "--instr-iters"))
-			opt_instr_iters = bench_parse_ul(argv[++i], "--instr-iters");
-		else if (i + 1 < argc && !strcmp(a, "--instr-bulk"))
-			opt_instr_bulk = bench_parse_ul(argv[++i], "--instr-bulk");
-		else
-			bench_die("usage: bench_memcg [--iters N] [--bulk N] [--reps R] "
-			    "[--instr-iters N] [--instr-bulk N] [--no-instr]");
+		bench_parse_opts(argc, argv, opts, sizeof(opts) / sizeof(opts[0]),
+				 "usage: bench_memcg [--iters N] [--bulk N] [--reps R] "
+				 "[--instr-iters N] [--instr-bulk N] [--no-instr]");
 	}
 	reps = opt_reps > MAX_REPS ? MAX_REPS : opt_reps;
 

@@ -328,6 +328,27 @@ unsigned long bench_parse_ul(const char *s, const char *what)
 	return v;
 }
 
+void bench_parse_opts(int argc, char **argv, const struct bench_opt *opts, size_t n,
+		      const char *usage)
+{
+	for (int i = 1; i < argc; i++) {
+		const struct bench_opt *o = NULL;
+
+		for (size_t k = 0; k < n && !o; k++)
+			if (!strcmp(argv[i], opts[k].name) &&
+			    (opts[k].kind == BENCH_OPT_FLAG || i + 1 < argc))
+				o = &opts[k];
+		if (!o)
+			bench_die("%s", usage);
+		if (o->kind == BENCH_OPT_FLAG)
+			*(bool *)o->dst = true;
+		else if (o->kind == BENCH_OPT_UL)
+			*(unsigned long *)o->dst = bench_parse_ul(argv[++i], o->name);
+		else
+			*(int *)o->dst = (int)bench_parse_ul(argv[++i], o->name);
+	}
+}
+
 bool bench_have_valgrind(void)
 {
 	pid_t pid;

@@ -64,6 +64,19 @@ int bench_cmp_double(const void *a, const void *b);
 double bench_median(const double *v, int n);
 /* A decimal number > 0, else bench_die() naming what. */
 unsigned long bench_parse_ul(const char *s, const char *what);
+/*
+ * Options from a table: a flag sets *(bool *)dst; a number (decimal > 0,
+ * bench_parse_ul()) follows its name into *(unsigned long *)dst or
+ * *(int *)dst.  Anything else is bench_die(usage).
+ */
+enum bench_opt_kind { BENCH_OPT_FLAG, BENCH_OPT_UL, BENCH_OPT_INT };
+struct bench_opt {
+	const char *name;
+	enum bench_opt_kind kind;
+	void *dst;
+};
+void bench_parse_opts(int argc, char **argv, const struct bench_opt *opts, size_t n,
+		      const char *usage);
 /* Whether "valgrind --version" runs. */
 bool bench_have_valgrind(void);
 /* A file's lines on stderr, each after "  | ". */
