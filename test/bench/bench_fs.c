@@ -144,21 +144,6 @@ static int run_cmd(const char *path, const char *a1, const char *a2)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-static bool wait_exit(pid_t pid, double secs)
-{
-	double end = bench_now() + secs;
-
-	do {
-		int st;
-		pid_t r = waitpid(pid, &st, WNOHANG);
-
-		if (r == pid || (r < 0 && errno == ECHILD))
-			return true;
-		usleep(10000);
-	} while (bench_now() < end);
-	return false;
-}
-
 /* Lines of a daemon's log that look like trouble (information only). */
 static void show_log_trouble(const struct bench_daemon *d, const char *name)
 {
@@ -189,26 +174,9 @@ static void cleanup(void)
 
 		if (!d->mnt[0])
 			continue;
-		if (d->pid > 0 || d->mounted) {
-			if (bench_is_mounted(d->mnt)) {
-				run_cmd("fusermount3", "-u", d->mnt);
-				if (bench_is_mounted(d->mnt))
-					umount2(d->mnt, MNT_DETACH);
-			}
-		}
-		if (d->pid > 0) {
-			if (!wait_exit(d->pid, 5)) {
-				kill(d->pid, SIGTERM);
-				if (!wait_exit(d->pid, 5)) {
-					kill(d->pid, SIGKILL);
-					wait_exit(d->pid, 5);
-				}
-			}
-			d->pid = 0;
-		}
+		bench_daemon_stop(d);
 		if (bench_is_mounted(d->mnt))
 			umount2(d->mnt, MNT_DETACH);
-		d->mounted = false;
 		show_log_trouble(d, daemon_names[i]);
 		rmdir(d->mnt);
 		unlink(d->log);
