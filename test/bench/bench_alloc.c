@@ -816,13 +816,8 @@ int main(int argc, char **argv)
 			instr[k][m] = INSTR_NA;
 	for (int m = 0; m < NR_MODES; m++)
 		bulk_instr[m] = INSTR_NA;
-	if (opt_no_instr)
-		instr_skip = "skipped (--no-instr)";
-	else if (!HAVE_CALLGRIND)
-		instr_skip = "valgrind/callgrind.h was not found at build time";
-	else if (!bench_have_valgrind())
-		instr_skip = "valgrind not found";
-	else {
+	instr_skip = bench_instr_skip(opt_no_instr, HAVE_CALLGRIND);
+	if (!instr_skip) {
 		ssize_t len = readlink("/proc/self/exe", self_path, sizeof(self_path) - 1);
 		const char *tmp = getenv("TMPDIR");
 

@@ -615,15 +615,13 @@ static void run_mkdirs(const struct bench_daemon *d, struct mkdir_result *res)
 	double t;
 
 	bench_pathf(parent, sizeof(parent), "%s/p", d->mnt);
-	if (mkdir(parent, 0755))
-		bench_die("mkdir %s: %s", parent, strerror(errno));
+	bench_mkdir(parent);
 	bench_pathf(ctl, sizeof(ctl), "%s/cgroup.subtree_control", parent);
 	bench_write_file(ctl, "+memory");
 	/* warm-up: the first mkdirs and rmdirs of this parent */
 	for (long i = 0; i < 32; i++) {
 		cg_path(path, sizeof(path), parent, i);
-		if (mkdir(path, 0755))
-			bench_die("mkdir %s: %s", path, strerror(errno));
+		bench_mkdir(path);
 	}
 	for (long i = 0; i < 32; i++) {
 		cg_path(path, sizeof(path), parent, i);
@@ -969,8 +967,7 @@ int main(int argc, char **argv)
 
 		bench_pathf(daemons[i].mnt, sizeof(daemons[i].mnt), "%s/%s", tmpdir, tag[i]);
 		bench_pathf(daemons[i].log, sizeof(daemons[i].log), "%s/%s.log", tmpdir, tag[i]);
-		if (mkdir(daemons[i].mnt, 0755))
-			bench_die("mkdir %s: %s", daemons[i].mnt, strerror(errno));
+		bench_mkdir(daemons[i].mnt);
 	}
 
 	/* memcgfs twice, then the bench process into /bench on each */
@@ -979,8 +976,7 @@ int main(int argc, char **argv)
 
 		start_daemon(i, i == D_MCG_PIN ? cpu : -1, av, true);
 		bench_pathf(path, sizeof(path), "%s/bench", daemons[i].mnt);
-		if (mkdir(path, 0755))
-			bench_die("mkdir %s: %s", path, strerror(errno));
+		bench_mkdir(path);
 		bench_pathf(path, sizeof(path), "%s/bench/cgroup.procs", daemons[i].mnt);
 		bench_write_file(path, "0");
 	}

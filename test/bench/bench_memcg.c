@@ -1057,13 +1057,8 @@ static int bench_main(int argc, char **argv)
 			pin[k][c] = INSTR_NA;
 	for (int c = 0; c < NR_BCELLS; c++)
 		bin[c] = INSTR_NA;
-	if (opt_no_instr)
-		instr_skip = "skipped (--no-instr)";
-	else if (!HAVE_CALLGRIND)
-		instr_skip = "valgrind/callgrind.h was not found at build time";
-	else if (!bench_have_valgrind())
-		instr_skip = "valgrind not found";
-	else {
+	instr_skip = bench_instr_skip(opt_no_instr, HAVE_CALLGRIND);
+	if (!instr_skip) {
 		static struct cg_job jobs[NR_SIZES * NR_PCELLS + NR_BCELLS];
 		const char *tmp = getenv("TMPDIR");
 		int n = 0;

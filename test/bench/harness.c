@@ -251,8 +251,7 @@ struct bench_daemon *bench_daemon_new(const char *name)
 	if ((size_t)snprintf(d->mnt, sizeof(d->mnt), "%s/%s", tmpdir, name) >= sizeof(d->mnt) ||
 	    (size_t)snprintf(d->log, sizeof(d->log), "%s/%s.log", tmpdir, name) >= sizeof(d->log))
 		bench_die("%s: path too long", name);
-	if (mkdir(d->mnt, 0755))
-		bench_die("mkdir %s: %s", d->mnt, strerror(errno));
+	bench_mkdir(d->mnt);
 	nr_daemons++;
 	return d;
 }
@@ -316,6 +315,12 @@ void bench_daemon_start(struct bench_daemon *d, int cpu, const char *const *argv
 		bench_die("cannot mount %s", d->mnt);
 }
 
+void bench_mkdir(const char *path)
+{
+	if (mkdir(path, 0755))
+		bench_die("mkdir %s: %s", path, strerror(errno));
+}
+
 unsigned long bench_parse_ul(const char *s, const char *what)
 {
 	char *end;
@@ -365,6 +370,17 @@ bool bench_have_valgrind(void)
 	}
 	posix_spawn_file_actions_destroy(&fa);
 	return waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+const char *bench_instr_skip(bool no_instr, bool have_callgrind_h)
+{
+	if (no_instr)
+		return "skipped (--no-instr)";
+	if (!have_callgrind_h)
+		return "valgrind/callgrind.h was not found at build time";
+	if (!bench_have_valgrind())
+		return "valgrind not found";
+	return NULL;
 }
 
 void bench_show_file(const char *path)

@@ -79,12 +79,19 @@ void bench_parse_opts(int argc, char **argv, const struct bench_opt *opts, size_
 		      const char *usage);
 /* Whether "valgrind --version" runs. */
 bool bench_have_valgrind(void);
+/*
+ * Why instructions are not counted (--no-instr, no callgrind.h at build
+ * time, no valgrind), or NULL when they are.
+ */
+const char *bench_instr_skip(bool no_instr, bool have_callgrind_h);
 /* A file's lines on stderr, each after "  | ". */
 void bench_show_file(const char *path);
 /* Whether mnt is a mount point of this mount namespace. */
 bool bench_is_mounted(const char *mnt);
 void bench_pin_self(int cpu);
 void bench_write_file(const char *path, const char *text);
+/* mkdir path 0755, else bench_die() */
+void bench_mkdir(const char *path);
 /* open + read to EOF + close (what cat does): bytes, or -1. */
 long bench_cat(const char *path);
 void bench_target(const char *name, const char *measured, const char *goal, bool ok);
