@@ -83,7 +83,7 @@ static int check_and_down(void **state)
 	alloc_pin_cpu(-1);
 	alloc_set_ctx(NULL);
 	trace_set_on(false);
-	r = alloc_check_reported();
+	r = check_reported("alloc_check", alloc_check);
 	alloc_exit();
 	if (r != 0)
 		fail_msg("alloc_check failed after the test");

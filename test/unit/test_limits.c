@@ -468,8 +468,8 @@ static int teardown(void **state)
 	memcg_set_current(NULL);
 	alloc_pin_cpu(0);
 	memcg_drain();
-	r1 = memcg_check_reported();
-	r2 = alloc_check_reported();
+	r1 = check_reported("memcg_check", memcg_check);
+	r2 = check_reported("alloc_check", alloc_check);
 	memcg_set_notify(NULL, NULL);
 	memcg_exit();
 	alloc_exit();

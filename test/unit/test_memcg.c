@@ -88,7 +88,7 @@ static int teardown(void **state)
 	alloc_pin_cpu(-1);
 	memcg_set_notify(NULL, NULL);
 	memcg_drain();
-	r1 = memcg_check_reported();
+	r1 = check_reported("memcg_check", memcg_check);
 	/*
 	 * Flush the statistics before memcg_exit(): a memcg still on the
 	 * changed-statistics list at memcg_exit() corrupts the next
@@ -100,7 +100,7 @@ static int teardown(void **state)
 
 		memcg_stat_read(root_mem_cgroup(), "anon", &v);
 	}
-	r2 = alloc_check_reported();
+	r2 = check_reported("alloc_check", alloc_check);
 	memcg_exit();
 	alloc_exit();
 	if (r1 || r2)
