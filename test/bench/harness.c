@@ -333,24 +333,39 @@ unsigned long bench_parse_ul(const char *s, const char *what)
 	return v;
 }
 
-void bench_parse_opts(int argc, char **argv, const struct bench_opt *opts, size_t n,
-		      const char *usage)
-{
-	for (int i = 1; i < argc; i++) {
-		const struct bench_opt *o = NULL;
+enum bench_opt_kind { BENCH_OPT_FLAG, BENCH_OPT_UL, BENCH_OPT_INT };
 
-		for (size_t k = 0; k < n && !o; k++)
-			if (!strcmp(argv[i], opts[k].name) &&
-			    (opts[k].kind == BENCH_OPT_FLAG || i + 1 < argc))
-				o = &opts[k];
-		if (!o)
+void bench_parse_loop_opts(int argc, char **argv, struct bench_loop_opts *o,
+			   bool instr_bulk, const char *usage)
+{
+	const struct {
+		const char *name;
+		enum bench_opt_kind kind;
+		void *dst;
+	} opts[] = {
+		{ "--no-instr", BENCH_OPT_FLAG, &o->no_instr },
+		{ "--iters", BENCH_OPT_UL, &o->iters },
+		{ "--bulk", BENCH_OPT_UL, &o->bulk },
+		{ "--reps", BENCH_OPT_INT, &o->reps },
+		{ "--instr-iters", BENCH_OPT_UL, &o->instr_iters },
+		{ "--instr-bulk", BENCH_OPT_UL, &o->instr_bulk },
+	};
+	size_t n = sizeof(opts) / sizeof(opts[0]) - !instr_bulk;
+
+	for (int i = 1; i < argc; i++) {
+		size_t k = 0;
+
+		while (k < n && (strcmp(argv[i], opts[k].name) ||
+				 (opts[k].kind != BENCH_OPT_FLAG && i + 1 >= argc)))
+			k++;
+		if (k == n)
 			bench_die("%s", usage);
-		if (o->kind == BENCH_OPT_FLAG)
-			*(bool *)o->dst = true;
-		else if (o->kind == BENCH_OPT_UL)
-			*(unsigned long *)o->dst = bench_parse_ul(argv[++i], o->name);
+		if (opts[k].kind == BENCH_OPT_FLAG)
+			*(bool *)opts[k].dst = true;
+		else if (opts[k].kind == BENCH_OPT_UL)
+			*(unsigned long *)opts[k].dst = bench_parse_ul(argv[++i], opts[k].name);
 		else
-			*(int *)o->dst = (int)bench_parse_ul(argv[++i], o->name);
+			*(int *)opts[k].dst = (int)bench_parse_ul(argv[++i], opts[k].name);
 	}
 }
 

@@ -65,18 +65,18 @@ double bench_median(const double *v, int n);
 /* A decimal number > 0, else bench_die() naming what. */
 unsigned long bench_parse_ul(const char *s, const char *what);
 /*
- * Options from a table: a flag sets *(bool *)dst; a number (decimal > 0,
- * bench_parse_ul()) follows its name into *(unsigned long *)dst or
- * *(int *)dst.  Anything else is bench_die(usage).
+ * The options of the loop benchmarks (bench_alloc, bench_memcg): --iters,
+ * --bulk, --reps, --instr-iters, --instr-bulk (where instr_bulk is true)
+ * take a decimal > 0, --no-instr is a flag; the defaults are the caller's.
+ * Anything else is bench_die(usage).
  */
-enum bench_opt_kind { BENCH_OPT_FLAG, BENCH_OPT_UL, BENCH_OPT_INT };
-struct bench_opt {
-	const char *name;
-	enum bench_opt_kind kind;
-	void *dst;
+struct bench_loop_opts {
+	unsigned long iters, bulk, instr_iters, instr_bulk;
+	int reps;
+	bool no_instr;
 };
-void bench_parse_opts(int argc, char **argv, const struct bench_opt *opts, size_t n,
-		      const char *usage);
+void bench_parse_loop_opts(int argc, char **argv, struct bench_loop_opts *o,
+			   bool instr_bulk, const char *usage);
 /* Whether "valgrind --version" runs. */
 bool bench_have_valgrind(void);
 /*
