@@ -565,10 +565,9 @@ static int instr_child(int mode, bool lock_path, bool bulk, size_t n,
 
 /* ---- the parent ---- */
 
-static unsigned long opt_iters = 200000, opt_bulk = 1000000;
-static unsigned long opt_instr_iters = 100000;
-static int opt_reps = 101;
-static bool opt_no_instr;
+static struct bench_loop_opts opt = {
+	.iters = 200000, .bulk = 1000000, .instr_iters = 100000, .reps = 101,
+};
 
 static int parse_mode(const char *s, bool *lock_path)
 {
@@ -680,26 +679,12 @@ int main(int argc, char **argv)
 		return instr_child(mode, lock_path, true, 8, bench_parse_ul(argv[3], "count"));
 	}
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (!strcmp(a, "--no-instr"))
-			opt_no_instr = true;
-		else if (i + 1 < argc && !strcmp(a, "--iters"))
-			opt_iters = bench_parse_ul(argv[++i], "--iters");
-		else if (i + 1 < argc && !strcmp(a, "--bulk"))
-			opt_bulk = bench_parse_ul(argv[++i], "--bulk");
-		else if (i + 1 < argc && !strcmp(a, "--reps"))
-			opt_reps = (int)bench_parse_ul(argv[++i], "--reps");
-		else if (i + 1 < argc && !strcmp(a, "--instr-iters"))
-			opt_instr_iters = bench_parse_ul(argv[++i], "--instr-iters");
-		else
-			bench_die("usage: bench_alloc [--iters N] [--bulk N] [--reps R] "
-			    "[--instr-iters N] [--no-instr]");
-	}
-	if (opt_reps > MAX_REPS)
-		opt_reps = MAX_REPS;
-	reps = opt_reps;
+	bench_parse_loop_opts(argc, argv, &opt, false,
+			      "usage: bench_alloc [--iters N] [--bulk N] [--reps R] "
+			      "[--instr-iters N] [--no-instr]");
+	if (opt.reps > MAX_REPS)
+		opt.reps = MAX_REPS;
+	reps = opt.reps;
 	bulk_reps = reps / 5 + 1;
 
 	setup_foreign(true, true);
@@ -728,7 +713,7 @@ int main(int argc, char **argv)
 	/* kfree(kmalloc(n)) and its peers: rounds of every size and allocator. */
 	for (size_t k = 0; k < NR_SIZES; k++)
 		for (int m = 0; m < NR_MODES; m++)
-			run_pairs(m, sizes[k], opt_iters);	/* warm-up */
+			run_pairs(m, sizes[k], opt.iters);	/* warm-up */
 	for (int r = 0; r < reps; r++)
 		for (size_t kk = 0; kk < NR_SIZES; kk++) {
 			size_t k = (kk + (size_t)r) % NR_SIZES;
@@ -737,8 +722,8 @@ int main(int argc, char **argv)
 				int m = (j + r) % NR_MODES;
 				double t = cpu_ns();
 
-				run_pairs(m, sizes[k], opt_iters);
-				pair_ns[k][m][r] = (cpu_ns() - t) / (double)opt_iters;
+				run_pairs(m, sizes[k], opt.iters);
+				pair_ns[k][m][r] = (cpu_ns() - t) / (double)opt.iters;
 			}
 		}
 	for (size_t k = 0; k < NR_SIZES; k++) {
@@ -758,11 +743,11 @@ int main(int argc, char **argv)
 	}
 
 	/* Bulk: count 8-byte allocations, then all their frees. */
-	v = malloc(opt_bulk * sizeof(*v));
+	v = malloc(opt.bulk * sizeof(*v));
 	if (!v)
-		bench_die("out of memory for %lu pointers", opt_bulk);
+		bench_die("out of memory for %lu pointers", opt.bulk);
 	for (int m = 0; m < NR_MODES; m++)
-		run_bulk(m, v, opt_bulk);	/* warm-up: fault the memory in */
+		run_bulk(m, v, opt.bulk);	/* warm-up: fault the memory in */
 	for (int r = 0; r < bulk_reps; r++)
 		for (int j = 0; j < NR_MODES; j++) {
 			int m = (j + r) % NR_MODES;
@@ -770,11 +755,11 @@ int main(int argc, char **argv)
 
 			double t2;
 
-			run_bulk(m, v, opt_bulk);
+			run_bulk(m, v, opt.bulk);
 			t2 = cpu_ns();
-			bulk_ns[m][r] = (t2 - t) / (double)opt_bulk;
-			bulk_phase[0][m][r] = (bulk_mid_ns - t) / (double)opt_bulk;
-			bulk_phase[1][m][r] = (t2 - bulk_mid_ns) / (double)opt_bulk;
+			bulk_ns[m][r] = (t2 - t) / (double)opt.bulk;
+			bulk_phase[0][m][r] = (bulk_mid_ns - t) / (double)opt.bulk;
+			bulk_phase[1][m][r] = (t2 - bulk_mid_ns) / (double)opt.bulk;
 		}
 	{
 		double rm[MAX_REPS], rj[MAX_REPS];
@@ -800,12 +785,12 @@ int main(int argc, char **argv)
 			for (size_t k = 0; k < NR_SIZES; k++) {
 				double t[MAX_REPS];
 
-				run_pairs(A_MEMCGFS, sizes[k], opt_iters);
+				run_pairs(A_MEMCGFS, sizes[k], opt.iters);
 				for (int r = 0; r < reps; r++) {
 					double s = cpu_ns();
 
-					run_pairs(A_MEMCGFS, sizes[k], opt_iters);
-					t[r] = (cpu_ns() - s) / (double)opt_iters;
+					run_pairs(A_MEMCGFS, sizes[k], opt.iters);
+					t[r] = (cpu_ns() - s) / (double)opt.iters;
 				}
 				lock_med[k] = bench_median(t, reps);
 			}
@@ -820,13 +805,8 @@ int main(int argc, char **argv)
 			instr[k][m] = INSTR_NA;
 	for (int m = 0; m < NR_MODES; m++)
 		bulk_instr[m] = INSTR_NA;
-	if (opt_no_instr)
-		instr_skip = "skipped (--no-instr)";
-	else if (!HAVE_CALLGRIND)
-		instr_skip = "valgrind/callgrind.h was not found at build time";
-	else if (!bench_have_valgrind())
-		instr_skip = "valgrind not found";
-	else {
+	instr_skip = bench_instr_skip(opt.no_instr, HAVE_CALLGRIND);
+	if (!instr_skip) {
 		ssize_t len = readlink("/proc/self/exe", self_path, sizeof(self_path) - 1);
 		const char *tmp = getenv("TMPDIR");
 
@@ -841,15 +821,15 @@ int main(int argc, char **argv)
 			char iters[32], cnt[32], size[32];
 			struct instr_run run;
 
-			snprintf(iters, sizeof(iters), "%lu", opt_instr_iters);
-			snprintf(cnt, sizeof(cnt), "%lu", opt_instr_iters * 10);
+			snprintf(iters, sizeof(iters), "%lu", opt.instr_iters);
+			snprintf(cnt, sizeof(cnt), "%lu", opt.instr_iters * 10);
 			for (size_t k = 0; k < NR_SIZES; k++) {
 				char *args[] = { "--instr", (char *)mode_names[m], size, iters, NULL };
 
 				snprintf(size, sizeof(size), "%zu", sizes[k]);
 				if (!callgrind(args, &run))
 					bench_die("callgrind measurement of %s %zu failed", mode_names[m], sizes[k]);
-				instr[k][m] = run.ir / (double)opt_instr_iters;
+				instr[k][m] = run.ir / (double)opt.instr_iters;
 				if (m == A_MEMCGFS)
 					snprintf(instr_memcgfs_info, sizeof(instr_memcgfs_info), "%s", run.info);
 				if (m == A_GLIBC)
@@ -867,7 +847,7 @@ int main(int argc, char **argv)
 
 				if (!callgrind(args, &run))
 					bench_die("callgrind bulk measurement of %s failed", mode_names[m]);
-				bulk_instr[m] = run.ir / (double)(opt_instr_iters * 10);
+				bulk_instr[m] = run.ir / (double)(opt.instr_iters * 10);
 				if (m == A_EMPTY)
 					bulk_instr_empty = bulk_instr[m];
 			}
@@ -877,11 +857,11 @@ int main(int argc, char **argv)
 			char *args[] = { "--instr", "memcgfs-lock", size, iters, NULL };
 			struct instr_run run;
 
-			snprintf(iters, sizeof(iters), "%lu", opt_instr_iters);
+			snprintf(iters, sizeof(iters), "%lu", opt.instr_iters);
 			snprintf(size, sizeof(size), "%zu", sizes[k]);
 			if (!callgrind(args, &run))
 				bench_die("callgrind measurement of memcgfs-lock %zu failed", sizes[k]);
-			instr_lock[k] = run.ir / (double)opt_instr_iters - instr_empty;
+			instr_lock[k] = run.ir / (double)opt.instr_iters - instr_empty;
 		}
 		rmdir(tmp_dir);
 	}
@@ -889,7 +869,7 @@ int main(int argc, char **argv)
 	/* ---- tables ---- */
 	printf("kfree(kmalloc(n, GFP_KERNEL)) (unaccounted) vs free(malloc(n)), "
 	       "samples of %lu pairs, ns/pair and ratios (medians over %d rounds), "
-	       "pinned to CPU %d\n", opt_iters, reps, cpu);
+	       "pinned to CPU %d\n", opt.iters, reps, cpu);
 	printf("  %6s %9s %9s %9s %9s %18s %17s\n", "size", "memcgfs", "glibc",
 	       "jemalloc", "mimalloc", "memcgfs/jemalloc", "memcgfs/mimalloc");
 	for (size_t k = 0; k < NR_SIZES; k++)
@@ -930,7 +910,7 @@ int main(int argc, char **argv)
 		printf("instructions per pair (callgrind, %lu iterations after a warm-up; "
 		       "the empty loop's %.1f per iteration subtracted: add it back to "
 		       "compare with counts of the whole loop)\n",
-		       opt_instr_iters, instr_empty);
+		       opt.instr_iters, instr_empty);
 		printf("  %6s %9s %9s %9s %9s %18s\n", "size", "memcgfs", "glibc",
 		       "jemalloc", "mimalloc", "memcgfs/jemalloc");
 		for (size_t k = 0; k < NR_SIZES; k++) {
@@ -958,7 +938,7 @@ int main(int argc, char **argv)
 	}
 
 	printf("bulk: %lu x 8-byte allocations, then all their frees (allocation "
-	       "order), ns/pair and ratios (medians over %d rounds)\n", opt_bulk, bulk_reps);
+	       "order), ns/pair and ratios (medians over %d rounds)\n", opt.bulk, bulk_reps);
 	printf("  %9s %9s %9s %9s %18s %17s\n", "memcgfs", "glibc", "jemalloc",
 	       "mimalloc", "memcgfs/mimalloc", "memcgfs/jemalloc");
 	printf("  %9.2f %9.2f %9.2f %9.2f %18.2f %17.2f\n", bulk_med[A_MEMCGFS],
@@ -974,7 +954,7 @@ int main(int argc, char **argv)
 	if (!instr_skip)
 		printf("  instructions per pair (callgrind, %lu allocations, the empty "
 		       "loops' %.1f subtracted): memcgfs %.1f, glibc %.1f, jemalloc %.1f, "
-		       "mimalloc %.1f\n", opt_instr_iters * 10, bulk_instr_empty,
+		       "mimalloc %.1f\n", opt.instr_iters * 10, bulk_instr_empty,
 		       bulk_instr[A_MEMCGFS] - bulk_instr_empty,
 		       bulk_instr[A_GLIBC] - bulk_instr_empty,
 		       bulk_instr[A_JEMALLOC] - bulk_instr_empty,

@@ -114,14 +114,7 @@ static const char *const daemon_names[NR_DAEMONS] = {
 	"lxcfs (unpinned)"
 };
 
-struct daemon {
-	pid_t pid;
-	bool mounted;
-	char mnt[PATH_MAX];
-	char log[PATH_MAX];
-};
-
-static struct daemon daemons[NR_DAEMONS];
+static struct bench_daemon daemons[NR_DAEMONS];
 static char tmpdir[PATH_MAX];
 static cpu_set_t all_cpus;
 static int pin_cpu_nr = -1;
@@ -151,23 +144,8 @@ static int run_cmd(const char *path, const char *a1, const char *a2)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-static bool wait_exit(pid_t pid, double secs)
-{
-	double end = bench_now() + secs;
-
-	do {
-		int st;
-		pid_t r = waitpid(pid, &st, WNOHANG);
-
-		if (r == pid || (r < 0 && errno == ECHILD))
-			return true;
-		usleep(10000);
-	} while (bench_now() < end);
-	return false;
-}
-
 /* Lines of a daemon's log that look like trouble (information only). */
-static void show_log_trouble(const struct daemon *d, const char *name)
+static void show_log_trouble(const struct bench_daemon *d, const char *name)
 {
 	char line[1024];
 	int shown = 0;
@@ -192,30 +170,13 @@ static void cleanup(void)
 		return;
 	cleaning = 1;
 	for (int i = 0; i < NR_DAEMONS; i++) {
-		struct daemon *d = &daemons[i];
+		struct bench_daemon *d = &daemons[i];
 
 		if (!d->mnt[0])
 			continue;
-		if (d->pid > 0 || d->mounted) {
-			if (bench_is_mounted(d->mnt)) {
-				run_cmd("fusermount3", "-u", d->mnt);
-				if (bench_is_mounted(d->mnt))
-					umount2(d->mnt, MNT_DETACH);
-			}
-		}
-		if (d->pid > 0) {
-			if (!wait_exit(d->pid, 5)) {
-				kill(d->pid, SIGTERM);
-				if (!wait_exit(d->pid, 5)) {
-					kill(d->pid, SIGKILL);
-					wait_exit(d->pid, 5);
-				}
-			}
-			d->pid = 0;
-		}
+		bench_daemon_stop(d);
 		if (bench_is_mounted(d->mnt))
 			umount2(d->mnt, MNT_DETACH);
-		d->mounted = false;
 		show_log_trouble(d, daemon_names[i]);
 		rmdir(d->mnt);
 		unlink(d->log);
@@ -263,72 +224,19 @@ static void set_affinity(pid_t pid, int cpu)
 /*
  * Start a daemon in the foreground, pinned to cpu (or free), wait for its
  * mount.  One that is not required (LXCFS, a peer reported beside) may
- * fail: said, and false.
+ * fail: said, and false.  (The bench process is not pinned yet: a free
+ * daemon has every CPU.)
  */
 static bool start_daemon(int which, int cpu, const char *const *argv, bool required)
 {
-	struct daemon *d = &daemons[which];
-	pid_t pid;
-	double end;
+	struct bench_daemon *d = &daemons[which];
 
-	pid = fork();
-	if (pid < 0)
-		bench_die("fork: %s", strerror(errno));
-	if (pid == 0) {
-		int fd = open(d->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-
-		cpu_set_t set = all_cpus;
-
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		if (cpu >= 0) {
-			CPU_ZERO(&set);
-			CPU_SET(cpu, &set);
-		}
-		if (sched_setaffinity(0, sizeof(set), &set))
-			_exit(126);
-		if (fd >= 0) {
-			dup2(fd, STDOUT_FILENO);
-			dup2(fd, STDERR_FILENO);
-		}
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGHUP, SIG_DFL);
-		execv(argv[0], (char *const *)argv);
-		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
+	d->name = daemon_names[which];
+	if (required) {
+		bench_daemon_start(d, cpu, argv);
+		return true;
 	}
-	d->pid = pid;
-	end = bench_now() + 15;
-	while (!bench_is_mounted(d->mnt)) {
-		int st;
-
-		if (waitpid(pid, &st, WNOHANG) == pid) {
-			char line[512];
-			FILE *fp = fopen(d->log, "re");
-
-			d->pid = 0;
-			fprintf(stderr, "bench_fs: %s exited (wait status 0x%x) before mounting:\n",
-				daemon_names[which], st);
-			while (fp && fgets(line, sizeof(line), fp))
-				fprintf(stderr, "  %s", line);
-			if (fp)
-				fclose(fp);
-			if (!required)
-				return false;
-			bench_die("cannot mount %s", d->mnt);
-		}
-		if (bench_now() > end) {
-			if (!required) {
-				fprintf(stderr, "bench_fs: %s did not mount within 15 s\n",
-					daemon_names[which]);
-				return false;	/* cleanup() takes it down */
-			}
-			bench_die("%s did not mount on %s within 15 s", daemon_names[which], d->mnt);
-		}
-		usleep(10000);
-	}
-	d->mounted = true;
-	return true;
+	return bench_daemon_try_start(d, cpu, argv);
 }
 
 /* ---- small helpers ---- */
@@ -701,21 +609,19 @@ static void cg_path(char *buf, size_t len, const char *parent, long i)
 	bench_pathf(buf, len, "%s/c%05ld", parent, i);
 }
 
-static void run_mkdirs(const struct daemon *d, struct mkdir_result *res)
+static void run_mkdirs(const struct bench_daemon *d, struct mkdir_result *res)
 {
 	char parent[PATH_MAX], ctl[PATH_MAX], path[PATH_MAX];
 	double t;
 
 	bench_pathf(parent, sizeof(parent), "%s/p", d->mnt);
-	if (mkdir(parent, 0755))
-		bench_die("mkdir %s: %s", parent, strerror(errno));
+	bench_mkdir(parent);
 	bench_pathf(ctl, sizeof(ctl), "%s/cgroup.subtree_control", parent);
 	bench_write_file(ctl, "+memory");
 	/* warm-up: the first mkdirs and rmdirs of this parent */
 	for (long i = 0; i < 32; i++) {
 		cg_path(path, sizeof(path), parent, i);
-		if (mkdir(path, 0755))
-			bench_die("mkdir %s: %s", path, strerror(errno));
+		bench_mkdir(path);
 	}
 	for (long i = 0; i < 32; i++) {
 		cg_path(path, sizeof(path), parent, i);
@@ -1061,8 +967,7 @@ int main(int argc, char **argv)
 
 		bench_pathf(daemons[i].mnt, sizeof(daemons[i].mnt), "%s/%s", tmpdir, tag[i]);
 		bench_pathf(daemons[i].log, sizeof(daemons[i].log), "%s/%s.log", tmpdir, tag[i]);
-		if (mkdir(daemons[i].mnt, 0755))
-			bench_die("mkdir %s: %s", daemons[i].mnt, strerror(errno));
+		bench_mkdir(daemons[i].mnt);
 	}
 
 	/* memcgfs twice, then the bench process into /bench on each */
@@ -1071,8 +976,7 @@ int main(int argc, char **argv)
 
 		start_daemon(i, i == D_MCG_PIN ? cpu : -1, av, true);
 		bench_pathf(path, sizeof(path), "%s/bench", daemons[i].mnt);
-		if (mkdir(path, 0755))
-			bench_die("mkdir %s: %s", path, strerror(errno));
+		bench_mkdir(path);
 		bench_pathf(path, sizeof(path), "%s/bench/cgroup.procs", daemons[i].mnt);
 		bench_write_file(path, "0");
 	}

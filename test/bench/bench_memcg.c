@@ -929,10 +929,10 @@ static bool target(const char *name, double v, const char *op, double goal, cons
 	return ok;
 }
 
-static unsigned long opt_iters = 10000000, opt_bulk = 1000000;
-static unsigned long opt_instr_iters = 100000, opt_instr_bulk = 1000000;
-static int opt_reps = 5;
-static bool opt_no_instr;
+static struct bench_loop_opts opt = {
+	.iters = 10000000, .bulk = 1000000, .instr_iters = 100000,
+	.instr_bulk = 1000000, .reps = 5,
+};
 
 static int bench_main(int argc, char **argv)
 {
@@ -949,26 +949,10 @@ static int bench_main(int argc, char **argv)
 	char load0[64], load1[64];
 	double t_start = bench_now_ns(), t_timed;
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (!strcmp(a, "--no-instr"))
-			opt_no_instr = true;
-		else if (i + 1 < argc && !strcmp(a, "--iters"))
-			opt_iters = bench_parse_ul(argv[++i], "--iters");
-		else if (i + 1 < argc && !strcmp(a, "--bulk"))
-			opt_bulk = bench_parse_ul(argv[++i], "--bulk");
-		else if (i + 1 < argc && !strcmp(a, "--reps"))
-			opt_reps = (int)bench_parse_ul(argv[++i], "--reps");
-		else if (i + 1 < argc && !strcmp(a, "--instr-iters"))
-			opt_instr_iters = bench_parse_ul(argv[++i], "--instr-iters");
-		else if (i + 1 < argc && !strcmp(a, "--instr-bulk"))
-			opt_instr_bulk = bench_parse_ul(argv[++i], "--instr-bulk");
-		else
-			bench_die("usage: bench_memcg [--iters N] [--bulk N] [--reps R] "
-			    "[--instr-iters N] [--instr-bulk N] [--no-instr]");
-	}
-	reps = opt_reps > MAX_REPS ? MAX_REPS : opt_reps;
+	bench_parse_loop_opts(argc, argv, &opt, true,
+			      "usage: bench_memcg [--iters N] [--bulk N] [--reps R] "
+			      "[--instr-iters N] [--instr-bulk N] [--no-instr]");
+	reps = opt.reps > MAX_REPS ? MAX_REPS : opt.reps;
 
 	self_exe();
 	runner_paths();
@@ -1011,14 +995,14 @@ static int bench_main(int argc, char **argv)
 			double st;
 
 			pairs_once(pcells[c].variant, pcells[c].mode, sizes[k],
-				   opt_iters / 100 + 1000, &st);
+				   opt.iters / 100 + 1000, &st);
 		}
 		for (int r = 0; r < reps; r++)
 			for (int j = 0; j < NR_PCELLS; j++) {
 				int c = (j + r) % NR_PCELLS;
 
 				pt[k][c][r] = cell_pairs(pcells[c].variant, pcells[c].mode,
-							 sizes[k], opt_iters);
+							 sizes[k], opt.iters);
 			}
 		for (int c = 0; c < NR_PCELLS; c++)
 			pmed[k][c] = bench_median(pt[k][c], reps);
@@ -1029,13 +1013,13 @@ static int bench_main(int argc, char **argv)
 	for (int c = 0; c < NR_BCELLS; c++) {	/* warm-up: fault the slabs in */
 		double a, f, st;
 
-		bulk_once(bcells[c].variant, bcells[c].mode, opt_bulk, &a, &f, &st);
+		bulk_once(bcells[c].variant, bcells[c].mode, opt.bulk, &a, &f, &st);
 	}
 	for (int r = 0; r < reps; r++)
 		for (int j = 0; j < NR_BCELLS; j++) {
 			int c = (j + r) % NR_BCELLS;
 
-			cell_bulk(bcells[c].variant, bcells[c].mode, opt_bulk, &ba[c][r], &bf[c][r]);
+			cell_bulk(bcells[c].variant, bcells[c].mode, opt.bulk, &ba[c][r], &bf[c][r]);
 			bt[c][r] = ba[c][r] + bf[c][r];
 		}
 	for (int c = 0; c < NR_BCELLS; c++) {
@@ -1062,13 +1046,8 @@ static int bench_main(int argc, char **argv)
 			pin[k][c] = INSTR_NA;
 	for (int c = 0; c < NR_BCELLS; c++)
 		bin[c] = INSTR_NA;
-	if (opt_no_instr)
-		instr_skip = "skipped (--no-instr)";
-	else if (!HAVE_CALLGRIND)
-		instr_skip = "valgrind/callgrind.h was not found at build time";
-	else if (!bench_have_valgrind())
-		instr_skip = "valgrind not found";
-	else {
+	instr_skip = bench_instr_skip(opt.no_instr, HAVE_CALLGRIND);
+	if (!instr_skip) {
 		static struct cg_job jobs[NR_SIZES * NR_PCELLS + NR_BCELLS];
 		const char *tmp = getenv("TMPDIR");
 		int n = 0;
@@ -1084,14 +1063,14 @@ static int bench_main(int argc, char **argv)
 		for (int c = 0; c < NR_BCELLS; c++)
 			jobs[n++] = (struct cg_job){ .variant = bcells[c].variant,
 				.mode = bcells[c].mode, .bulk = true, .size = 8,
-				.iters = opt_instr_bulk, .result = &bin[c] };
+				.iters = opt.instr_bulk, .result = &bin[c] };
 		for (size_t k = 0; k < NR_SIZES; k++)
 			for (int c = 0; c < NR_PCELLS; c++) {
 				if (c == P_EMPTY && k)
 					continue;	/* the size does not matter */
 				jobs[n++] = (struct cg_job){ .variant = pcells[c].variant,
 					.mode = pcells[c].mode, .size = sizes[k],
-					.iters = opt_instr_iters, .result = &pin[k][c] };
+					.iters = opt.instr_iters, .result = &pin[k][c] };
 			}
 		cg_run_all(jobs, n, par);
 		rmdir(tmp_dir);
@@ -1117,7 +1096,7 @@ static int bench_main(int argc, char **argv)
 
 	/* ---- seed 002's table ---- */
 	printf("Seed 002: kfree(kmalloc(n, GFP_KERNEL_ACCOUNT)), %lu iterations, ns per "
-	       "pair (median of %d)\n", opt_iters, reps);
+	       "pair (median of %d)\n", opt.iters, reps);
 	printf("  %-34s", "");
 	for (size_t k = 0; k < NR_SIZES; k++)
 		printf(" %9zu B", sizes[k]);
@@ -1167,7 +1146,7 @@ static int bench_main(int argc, char **argv)
 		printf("instructions: %s\n\n", instr_skip);
 	} else {
 		printf("Seed 002, instructions per pair (callgrind, %lu iterations after a "
-		       "warm-up; the empty loop's %.1f subtracted)\n", opt_instr_iters,
+		       "warm-up; the empty loop's %.1f subtracted)\n", opt.instr_iters,
 		       pin[0][P_EMPTY]);
 		printf("  %-34s", "");
 		for (size_t k = 0; k < NR_SIZES; k++)
@@ -1214,7 +1193,7 @@ static int bench_main(int argc, char **argv)
 
 	/* ---- seed 003's table ---- */
 	printf("Seed 003: %lu x kmalloc(8, GFP_KERNEL_ACCOUNT) kept, then all kfree()d, "
-	       "microseconds (median of %d)\n", opt_bulk, reps);
+	       "microseconds (median of %d)\n", opt.bulk, reps);
 	printf("  %-8s %12s %12s\n", "", "Accounted", "Unaccounted");
 	printf("  %-8s %12.0f %12.0f   (6.1's get_obj_cgroup_from_current(): RCU, css_set, "
 	       "objcg tryget/put, at every allocation)\n",
@@ -1254,7 +1233,7 @@ static int bench_main(int argc, char **argv)
 	if (!instr_skip) {
 		printf("  instructions per allocation + free (callgrind, %lu allocations "
 		       "after a warm-up run; the empty loops' %.1f subtracted)\n",
-		       opt_instr_bulk, bin[B_EMPTY]);
+		       opt.instr_bulk, bin[B_EMPTY]);
 		printf("  %-8s %12s %12s\n", "", "Accounted", "Unaccounted");
 		printf("  %-8s %12.1f %12.1f\n", "before", bin[B_BEFORE_ACCT], bin[B_BEFORE_ROOT]);
 		printf("  %-8s %12.1f %12.1f\n", "after", bin[B_AFTER_ACCT], bin[B_AFTER_ROOT]);

@@ -210,8 +210,7 @@ static struct share sample_share(unsigned int interval, int n)
 	snprintf(name, sizeof(name), "s%u-%d", interval, n);
 	d = mount_memcgfs(name, true, interval, -1);
 	bench_pathf(cg, sizeof(cg), "%s/pop", d->mnt);
-	if (mkdir(cg, 0755))
-		bench_die("mkdir %s: %s", cg, strerror(errno));
+	bench_mkdir(cg);
 	leader = population(cg, n);
 	wait_members(cg, n);
 	/*
@@ -285,8 +284,7 @@ static long overshoot_kib(unsigned int interval)
 	ssize_t n;
 
 	bench_pathf(cg, sizeof(cg), "%s/grow", d->mnt);
-	if (mkdir(cg, 0755))
-		bench_die("mkdir %s: %s", cg, strerror(errno));
+	bench_mkdir(cg);
 	bench_pathf(path, sizeof(path), "%s/memory.max", cg);
 	bench_write_file(path, "32M");
 	pid = fork();

@@ -251,13 +251,12 @@ struct bench_daemon *bench_daemon_new(const char *name)
 	if ((size_t)snprintf(d->mnt, sizeof(d->mnt), "%s/%s", tmpdir, name) >= sizeof(d->mnt) ||
 	    (size_t)snprintf(d->log, sizeof(d->log), "%s/%s.log", tmpdir, name) >= sizeof(d->log))
 		bench_die("%s: path too long", name);
-	if (mkdir(d->mnt, 0755))
-		bench_die("mkdir %s: %s", d->mnt, strerror(errno));
+	bench_mkdir(d->mnt);
 	nr_daemons++;
 	return d;
 }
 
-void bench_daemon_start(struct bench_daemon *d, int cpu, const char *const *argv)
+bool bench_daemon_try_start(struct bench_daemon *d, int cpu, const char *const *argv)
 {
 	double end;
 	pid_t pid = fork();
@@ -297,13 +296,29 @@ void bench_daemon_start(struct bench_daemon *d, int cpu, const char *const *argv
 				fprintf(stderr, "  %s", line);
 			if (fp)
 				fclose(fp);
-			bench_die("cannot mount %s", d->mnt);
+			return false;
 		}
-		if (bench_now() > end)
-			bench_die("%s did not mount on %s within 15 s", d->name, d->mnt);
+		if (bench_now() > end) {
+			fprintf(stderr, "%s: %s did not mount on %s within 15 s\n",
+				progname, d->name, d->mnt);
+			return false;	/* pid kept: the clean-up takes it down */
+		}
 		usleep(10000);
 	}
 	d->mounted = true;
+	return true;
+}
+
+void bench_daemon_start(struct bench_daemon *d, int cpu, const char *const *argv)
+{
+	if (!bench_daemon_try_start(d, cpu, argv))
+		bench_die("cannot mount %s", d->mnt);
+}
+
+void bench_mkdir(const char *path)
+{
+	if (mkdir(path, 0755))
+		bench_die("mkdir %s: %s", path, strerror(errno));
 }
 
 unsigned long bench_parse_ul(const char *s, const char *what)
@@ -316,6 +331,42 @@ unsigned long bench_parse_ul(const char *s, const char *what)
 	if (errno || end == s || *end || v == 0)
 		bench_die("bad %s: %s", what, s);
 	return v;
+}
+
+enum bench_opt_kind { BENCH_OPT_FLAG, BENCH_OPT_UL, BENCH_OPT_INT };
+
+void bench_parse_loop_opts(int argc, char **argv, struct bench_loop_opts *o,
+			   bool instr_bulk, const char *usage)
+{
+	const struct {
+		const char *name;
+		enum bench_opt_kind kind;
+		void *dst;
+	} opts[] = {
+		{ "--no-instr", BENCH_OPT_FLAG, &o->no_instr },
+		{ "--iters", BENCH_OPT_UL, &o->iters },
+		{ "--bulk", BENCH_OPT_UL, &o->bulk },
+		{ "--reps", BENCH_OPT_INT, &o->reps },
+		{ "--instr-iters", BENCH_OPT_UL, &o->instr_iters },
+		{ "--instr-bulk", BENCH_OPT_UL, &o->instr_bulk },
+	};
+	size_t n = sizeof(opts) / sizeof(opts[0]) - !instr_bulk;
+
+	for (int i = 1; i < argc; i++) {
+		size_t k = 0;
+
+		while (k < n && (strcmp(argv[i], opts[k].name) ||
+				 (opts[k].kind != BENCH_OPT_FLAG && i + 1 >= argc)))
+			k++;
+		if (k == n)
+			bench_die("%s", usage);
+		if (opts[k].kind == BENCH_OPT_FLAG)
+			*(bool *)opts[k].dst = true;
+		else if (opts[k].kind == BENCH_OPT_UL)
+			*(unsigned long *)opts[k].dst = bench_parse_ul(argv[++i], opts[k].name);
+		else
+			*(int *)opts[k].dst = (int)bench_parse_ul(argv[++i], opts[k].name);
+	}
 }
 
 bool bench_have_valgrind(void)
@@ -334,6 +385,17 @@ bool bench_have_valgrind(void)
 	}
 	posix_spawn_file_actions_destroy(&fa);
 	return waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+const char *bench_instr_skip(bool no_instr, bool have_callgrind_h)
+{
+	if (no_instr)
+		return "skipped (--no-instr)";
+	if (!have_callgrind_h)
+		return "valgrind/callgrind.h was not found at build time";
+	if (!bench_have_valgrind())
+		return "valgrind not found";
+	return NULL;
 }
 
 void bench_show_file(const char *path)

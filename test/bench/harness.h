@@ -47,6 +47,12 @@ struct bench_daemon *bench_daemon_new(const char *name);
  * (-1: every CPU), and wait for its mount (15 s).
  */
 void bench_daemon_start(struct bench_daemon *d, int cpu, const char *const *argv);
+/*
+ * The same for a daemon that may fail (a peer reported beside): when it
+ * exits or does not mount, its log is shown and false returned (a pid
+ * still running is left for the clean-up).
+ */
+bool bench_daemon_try_start(struct bench_daemon *d, int cpu, const char *const *argv);
 /* fusermount3 -u, wait for the daemon, then stronger means. */
 void bench_daemon_stop(struct bench_daemon *d);
 
@@ -58,14 +64,34 @@ int bench_cmp_double(const void *a, const void *b);
 double bench_median(const double *v, int n);
 /* A decimal number > 0, else bench_die() naming what. */
 unsigned long bench_parse_ul(const char *s, const char *what);
+/*
+ * The options of the loop benchmarks (bench_alloc, bench_memcg): --iters,
+ * --bulk, --reps, --instr-iters, --instr-bulk (where instr_bulk is true)
+ * take a decimal > 0, --no-instr is a flag; the defaults are the caller's.
+ * Anything else is bench_die(usage).
+ */
+struct bench_loop_opts {
+	unsigned long iters, bulk, instr_iters, instr_bulk;
+	int reps;
+	bool no_instr;
+};
+void bench_parse_loop_opts(int argc, char **argv, struct bench_loop_opts *o,
+			   bool instr_bulk, const char *usage);
 /* Whether "valgrind --version" runs. */
 bool bench_have_valgrind(void);
+/*
+ * Why instructions are not counted (--no-instr, no callgrind.h at build
+ * time, no valgrind), or NULL when they are.
+ */
+const char *bench_instr_skip(bool no_instr, bool have_callgrind_h);
 /* A file's lines on stderr, each after "  | ". */
 void bench_show_file(const char *path);
 /* Whether mnt is a mount point of this mount namespace. */
 bool bench_is_mounted(const char *mnt);
 void bench_pin_self(int cpu);
 void bench_write_file(const char *path, const char *text);
+/* mkdir path 0755, else bench_die() */
+void bench_mkdir(const char *path);
 /* open + read to EOF + close (what cat does): bytes, or -1. */
 long bench_cat(const char *path);
 void bench_target(const char *name, const char *measured, const char *goal, bool ok);

@@ -143,6 +143,17 @@ wait_gone() {
 	return 1
 }
 
+# kill_after SIGNAL PID: 0.3 s on, send SIGNAL to PID (a child of this
+# shell) and reap it; DUR is how many ms it took to end
+kill_after() {
+	local t0
+	sleep 0.3
+	t0=$(date +%s%N)
+	kill "-$1" "$2"
+	wait "$2" 2>/dev/null
+	DUR=$(( ($(date +%s%N) - t0) / 1000000 ))
+}
+
 # check_invariants: before an unmount, memcgfs.check (alloc_check and
 # memcg_check) must answer "ok".  A charge in flight may show a passing
 # mismatch, so a failing answer is read again for up to 3 s while work the

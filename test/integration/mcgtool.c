@@ -829,6 +829,33 @@ static const char *pri(short rev)
 	return s[0] ? s : "0";
 }
 
+/* poll() without waiting: the events pending now */
+static short poll_now(struct pollfd *p)
+{
+	p->revents = 0;
+	poll(p, 1, 0);
+	return p->revents;
+}
+
+/* Whether ev comes within ms. */
+static bool poll_for(struct pollfd *p, int ms, short ev)
+{
+	return poll(p, 1, ms) == 1 && (p->revents & ev);
+}
+
+/* read() once, say the bytes read or the error; close fd, free buf */
+static void say_read(int fd, char *buf, size_t size)
+{
+	ssize_t n = read(fd, buf, size);
+
+	if (n < 0)
+		printf("%s\n", ename(errno));
+	else
+		printf("%zd bytes\n", n);
+	close(fd);
+	free(buf);
+}
+
 static int cmd_pollfresh(int argc, char **argv)
 {
 	struct pollfd p = { .events = POLLPRI };
@@ -837,12 +864,9 @@ static int cmd_pollfresh(int argc, char **argv)
 	p.fd = open_err(argv[0], O_RDONLY);
 	if (p.fd < 0)
 		return 0;
-	poll(&p, 1, 0);
-	printf("%s\n", pri(p.revents));
+	printf("%s\n", pri(poll_now(&p)));
 	drain_fd(p.fd);
-	p.revents = 0;
-	poll(&p, 1, 0);
-	printf("%s\n", pri(p.revents));
+	printf("%s\n", pri(poll_now(&p)));
 	close(p.fd);
 	return 0;
 }
@@ -858,16 +882,12 @@ static int cmd_poll(int argc, char **argv)
 	drain_fd(p.fd);
 	if (argc > 2)
 		run(argv[2]);
-	if (poll(&p, 1, ms) == 1 && (p.revents & POLLPRI)) {
+	if (poll_for(&p, ms, POLLPRI)) {
 		printf("PRI\n");
 		/* still pending until this fd reads again */
-		p.revents = 0;
-		poll(&p, 1, 0);
-		printf("%s\n", p.revents & POLLPRI ? "PRI" : "0");
+		printf("%s\n", poll_now(&p) & POLLPRI ? "PRI" : "0");
 		drain_fd(p.fd);
-		p.revents = 0;
-		poll(&p, 1, 0);
-		printf("%s\n", p.revents & POLLPRI ? "PRI" : "0");
+		printf("%s\n", poll_now(&p) & POLLPRI ? "PRI" : "0");
 	} else {
 		printf("TIMEOUT\n");
 	}
@@ -966,7 +986,7 @@ static int cmd_psipoll(int argc, char **argv)
 	}
 	if (argc > 3)
 		run(argv[3]);
-	printf("%s\n", poll(&p, 1, atoi(argv[2])) == 1 && (p.revents & POLLPRI) ? "PRI" : "TIMEOUT");
+	printf("%s\n", poll_for(&p, atoi(argv[2]), POLLPRI) ? "PRI" : "TIMEOUT");
 	close(p.fd);
 	return 0;
 }
@@ -982,7 +1002,6 @@ static int cmd_readwait(int argc, char **argv)
 	int ms = argc > 2 ? atoi(argv[2]) : 500;
 	struct sigaction sa = { .sa_handler = on_alarm };	/* no SA_RESTART */
 	char *buf = malloc(size);
-	ssize_t n;
 	int fd;
 
 	sigaction(SIGALRM, &sa, NULL);
@@ -990,13 +1009,7 @@ static int cmd_readwait(int argc, char **argv)
 	if (fd < 0)
 		return 0;
 	ualarm((useconds_t)ms * 1000, 0);
-	n = read(fd, buf, size);
-	if (n < 0)
-		printf("%s\n", ename(errno));
-	else
-		printf("%zd bytes\n", n);
-	close(fd);
-	free(buf);
+	say_read(fd, buf, size);
 	return 0;
 }
 
@@ -1025,17 +1038,10 @@ static int cmd_readnb(int argc, char **argv)
 	size_t size = argc > 1 ? strtoul(argv[1], NULL, 10) : 4096;
 	char *buf = malloc(size);
 	int fd = open_err(argv[0], O_RDONLY | O_NONBLOCK);
-	ssize_t n;
 
 	if (fd < 0)
 		return 0;
-	n = read(fd, buf, size);
-	if (n < 0)
-		printf("%s\n", ename(errno));
-	else
-		printf("%zd bytes\n", n);
-	close(fd);
-	free(buf);
+	say_read(fd, buf, size);
 	return 0;
 }
 
@@ -1047,7 +1053,7 @@ static int cmd_pollin(int argc, char **argv)
 	p.fd = open_err(argv[0], O_RDONLY);
 	if (p.fd < 0)
 		return 0;
-	printf("%s\n", poll(&p, 1, ms) == 1 && (p.revents & POLLIN) ? "IN" : "TIMEOUT");
+	printf("%s\n", poll_for(&p, ms, POLLIN) ? "IN" : "TIMEOUT");
 	close(p.fd);
 	return 0;
 }

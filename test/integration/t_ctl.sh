@@ -158,12 +158,7 @@ eq "memory.pressure trigger: nothing stalls, nothing wakes" "TIMEOUT" \
 	"$(mcg psipoll "$MNT/h/memory.pressure" "some 100000 1000000" 500)"
 match "memory.pressure: the stall counted" "^some avg10=[0-9.]+ avg60=[0-9.]+ avg300=[0-9.]+ total=[1-9]" "$(head -n1 "$MNT/h/memory.pressure")"
 bash -c 'echo $$ > "$1/h/cgroup.procs"; exec "$2" ctl "$3" "kmalloc 4096 GFP_KERNEL_ACCOUNT x256"' _ "$MNT" "$MCGTOOL" "$CTL" >/dev/null &
-TP=$!
-sleep 0.3
-T0=$(date +%s%N)
-kill -KILL "$TP"
-wait "$TP" 2>/dev/null
-DUR=$(( ($(date +%s%N) - T0) / 1000000 ))
+kill_after KILL $!
 ok "SIGKILL ends a throttled request at once (${DUR} ms)" test "$DUR" -lt 500
 PIDS=
 for i in $(seq 1 12); do

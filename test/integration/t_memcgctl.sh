@@ -311,31 +311,28 @@ eq "top -d 0: exit 2" 2 "$ST"
 # interactive, under tmux: draw, refresh, q quits and restores the screen
 if command -v tmux >/dev/null; then
 	TM="tmux -L memcgfs-test-$$ -f /dev/null"
+	# pane_wait REGEX: the pane into $TMP/pane until a line matches (4 s)
+	pane_wait() {
+		local i
+		for i in $(seq 1 40); do
+			$TM capture-pane -p -t top >"$TMP/pane" 2>/dev/null
+			grep -q "$1" "$TMP/pane" && break
+			sleep 0.1
+		done
+	}
 	$TM new-session -d -s top -x 100 -y 20 \
 		"MEMCGFS_MOUNT='$MNT' '$MC' top -d 0.3; echo EXIT=\$?; sleep 30"
-	for i in $(seq 1 40); do
-		$TM capture-pane -p -t top >"$TMP/pane" 2>/dev/null
-		grep -q '^/x ' "$TMP/pane" && break
-		sleep 0.1
-	done
+	pane_wait '^/x '
 	match "top under tmux: the title" "^memcgctl top - $MNT - [0-9:]+ - [0-9]+ cgroups - q: quit" "$(cat "$TMP/pane")"
 	match "top under tmux: the rows" "^/x +36K " "$(cat "$TMP/pane")"
 	echo max >"$MNT/y/memory.max"
 	"$MC" alloc-pages vmalloc -n 16 -g y >/dev/null
 	"$MC" drain
-	for i in $(seq 1 40); do
-		$TM capture-pane -p -t top >"$TMP/pane" 2>/dev/null
-		grep -q '^/y  *76K ' "$TMP/pane" && break
-		sleep 0.1
-	done
+	pane_wait '^/y  *76K '
 	eq "top under tmux: refreshed, y now first (76K)" "/y:76K /x:36K" \
 		"$(awk '$1 == "/x" || $1 == "/y" { printf "%s%s:%s", s, $1, $2; s = " " }' "$TMP/pane")"
 	$TM send-keys -t top q
-	for i in $(seq 1 40); do
-		$TM capture-pane -p -t top >"$TMP/pane" 2>/dev/null
-		grep -q '^EXIT=' "$TMP/pane" && break
-		sleep 0.1
-	done
+	pane_wait '^EXIT='
 	match "top under tmux: q quits, exit 0" "^EXIT=0$" "$(cat "$TMP/pane")"
 	if grep -q 'CGROUP' "$TMP/pane"; then
 		fail "top under tmux: the alternate screen is left (no frame remains)"

@@ -44,14 +44,20 @@ umount_fs
 mount_fs --config "$TMP/good.ini" -o root_subtree_control=memory
 eq "--config then -o KEY=VALUE: the override wins" "memory" "$(cat "$MNT/cgroup.subtree_control")"
 
+# signal_exit SIGNAL EXITED GONE: SIGNAL to the daemon; it exits 0 (test
+# EXITED), or within 10 s it has not (failure GONE)
+signal_exit() {
+	kill "-$1" "$DPID"
+	if wait_gone "$DPID" 10; then
+		wait "$DPID"; st=$?
+		eq "$2" 0 "$st"
+	else
+		fail "$3"
+	fi
+}
+
 # SIGTERM: unmounts and exits 0
-kill -TERM "$DPID"
-if wait_gone "$DPID" 10; then
-	wait "$DPID"; st=$?
-	eq "SIGTERM: exit 0" 0 "$st"
-else
-	fail "SIGTERM: the daemon exits"
-fi
+signal_exit TERM "SIGTERM: exit 0" "SIGTERM: the daemon exits"
 DPID=
 ok "SIGTERM: unmounted" test -z "$(grep " $MNT " /proc/mounts)"
 
@@ -59,13 +65,7 @@ ok "SIGTERM: unmounted" test -z "$(grep " $MNT " /proc/mounts)"
 mount_fs
 mkdir "$MNT/a"
 exec 7<"$MNT/a/cgroup.events"
-kill -INT "$DPID"
-if wait_gone "$DPID" 10; then
-	wait "$DPID"; st=$?
-	eq "SIGINT with an open file: exit 0" 0 "$st"
-else
-	fail "SIGINT: the daemon exits"
-fi
+signal_exit INT "SIGINT with an open file: exit 0" "SIGINT: the daemon exits"
 exec 7<&-
 DPID=
 ok "SIGINT: unmounted" test -z "$(grep " $MNT " /proc/mounts)"

@@ -57,12 +57,7 @@ match "memory.events: high counted" "^high [1-9]" "$(sed -n 2p "$MNT/slow/memory
 
 # a signal ends the wait, now at the read of the reply
 bash -c 'echo $$ > "$1/slow/cgroup.procs"; exec "$2" ctl "$3" "kmalloc 4096 GFP_KERNEL_ACCOUNT x64"' _ "$MNT" "$MCGTOOL" "$CTL" >"$TMP/killed" &
-TP=$!
-sleep 0.3
-T0=$(date +%s%N)
-kill -TERM "$TP"
-wait "$TP" 2>/dev/null
-DUR=$(( ($(date +%s%N) - T0) / 1000000 ))
+kill_after TERM $!
 ok "SIGTERM ends a throttled client's wait at once (${DUR} ms)" test "$DUR" -lt 500
 
 finish

@@ -400,6 +400,33 @@ void test_shrink(void **state)
 }
 
 /*
+ * The partial-list tests' start, on CPU 0: a cache of 2312-byte objects
+ * with SLAB_HWCACHE_ALIGN (13 a slab, min_partial 5, 4 CPU partial slabs),
+ * the other caches shrunk, base taken, then 260 objects: 20 full slabs.
+ */
+static struct kmem_cache *twenty_full_slabs(const char *name, void **objs,
+					    struct kmem_cache_info *info,
+					    struct alloc_stats *base)
+{
+	struct kmem_cache *s;
+
+	pin(0);
+	s = kmem_cache_create(name, 2312, 0, SLAB_HWCACHE_ALIGN);
+	assert_non_null(s);
+	kmem_cache_info(s, info);
+	assert_int_equal(info->objects, 13);
+	assert_int_equal(info->min_partial, 5);
+	assert_int_equal(info->cpu_partial_slabs, 4);
+	kmem_cache_shrink_all();
+	stats(base);
+	for (unsigned i = 0; i < 260; i++) {
+		objs[i] = kmem_cache_alloc(s, GFP_KERNEL);
+		assert_non_null(objs[i]);
+	}
+	return s;
+}
+
+/*
  * §2.7 and §3.3, one CPU: 260 objects = 20 full slabs of 13, freed in
  * allocation order.  cpu_partial_slabs = DIV_ROUND_UP(24 * 2, 13) = 4,
  * min_partial = clamp(ilog2(2368) / 2, 5, 10) = 5.
@@ -422,20 +449,8 @@ void test_partial_lists(void **state)
 	unsigned long active, num, as, slabs;
 
 	(void)state;
-	pin(0);
-	s = kmem_cache_create("plist", 2312, 0, SLAB_HWCACHE_ALIGN);
-	assert_non_null(s);
-	kmem_cache_info(s, &info);
-	assert_int_equal(info.objects, 13);
-	assert_int_equal(info.min_partial, 5);
+	s = twenty_full_slabs("plist", objs, &info, &base);
 	assert_int_equal(info.cpu_partial, 24);
-	assert_int_equal(info.cpu_partial_slabs, 4);
-	kmem_cache_shrink_all();
-	stats(&base);
-	for (unsigned i = 0; i < 260; i++) {
-		objs[i] = kmem_cache_alloc(s, GFP_KERNEL);
-		assert_non_null(objs[i]);
-	}
 	stats(&st);
 	EXPECT_EQ(st.pages_slab - base.pages_slab, 160, "20 slabs of 8 pages");
 	expect_slabinfo("plist", 260, 260, 2368, 13, 8, 20);
@@ -482,19 +497,7 @@ void test_partial_discard_at_min(void **state)
 	struct kmem_cache *s;
 
 	(void)state;
-	pin(0);
-	s = kmem_cache_create("pdisc", 2312, 0, SLAB_HWCACHE_ALIGN);
-	assert_non_null(s);
-	kmem_cache_info(s, &info);
-	assert_int_equal(info.objects, 13);
-	assert_int_equal(info.min_partial, 5);
-	assert_int_equal(info.cpu_partial_slabs, 4);
-	kmem_cache_shrink_all();
-	stats(&base);
-	for (unsigned i = 0; i < 260; i++) {
-		objs[i] = kmem_cache_alloc(s, GFP_KERNEL);
-		assert_non_null(objs[i]);
-	}
+	s = twenty_full_slabs("pdisc", objs, &info, &base);
 	expect_slabinfo("pdisc", 260, 260, 2368, 13, 8, 20);
 	for (unsigned k = 0; k < 9; k++) {
 		kmem_cache_free(s, objs[k * 13]);

@@ -569,7 +569,6 @@ static void run_forked(int (*fn)(bool), bool arg, const char *what)
  */
 static int reinit_child(bool unused)
 {
-	struct alloc_config ac;
 	struct mem_cgroup *p, *c;
 	struct memcg_task *t;
 	unsigned long long v = 0;
@@ -590,10 +589,7 @@ static int reinit_child(bool unused)
 		/* no statistics read since the charges */
 		memcg_exit();
 		alloc_exit();
-		alloc_config_defaults(&ac);
-		ac.memory = MACHINE_MEM;
-		ac.cpus = 4;
-		if (alloc_init(&ac) || memcg_init(NULL)) {
+		if (fixture_machine(MACHINE_MEM, 4)) {
 			printf("  re-init failed\n");
 			return 1;
 		}

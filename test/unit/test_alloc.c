@@ -77,19 +77,16 @@ static int setup_stress(void **state)
  */
 static int check_and_down(void **state)
 {
-	char msg[1024] = "";
 	int r;
 
 	(void)state;
 	alloc_pin_cpu(-1);
 	alloc_set_ctx(NULL);
 	trace_set_on(false);
-	r = alloc_check(msg, sizeof(msg));
+	r = check_reported("alloc_check", alloc_check);
 	alloc_exit();
-	if (r != 0) {
-		print_error("alloc_check() = %d: %s\n", r, msg);
+	if (r != 0)
 		fail_msg("alloc_check failed after the test");
-	}
 	deferred_done();
 	return 0;
 }

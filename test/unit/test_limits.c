@@ -462,19 +462,14 @@ static int setup16(void **state)
 
 static int teardown(void **state)
 {
-	char msg[1024] = "", amsg[1024] = "";
 	int r1, r2;
 
 	(void)state;
 	memcg_set_current(NULL);
 	alloc_pin_cpu(0);
 	memcg_drain();
-	r1 = memcg_check(msg, sizeof(msg));
-	if (r1)
-		print_error("memcg_check() = %d: %s\n", r1, msg);
-	r2 = alloc_check(amsg, sizeof(amsg));
-	if (r2)
-		print_error("alloc_check() = %d: %s\n", r2, amsg);
+	r1 = check_reported("memcg_check", memcg_check);
+	r2 = check_reported("alloc_check", alloc_check);
 	memcg_set_notify(NULL, NULL);
 	memcg_exit();
 	alloc_exit();

@@ -81,7 +81,6 @@ struct mem_cgroup *notify_last_memcg;
 
 static int teardown(void **state)
 {
-	char msg[1024] = "", amsg[1024] = "";
 	int r1, r2;
 
 	(void)state;
@@ -89,7 +88,7 @@ static int teardown(void **state)
 	alloc_pin_cpu(-1);
 	memcg_set_notify(NULL, NULL);
 	memcg_drain();
-	r1 = memcg_check(msg, sizeof(msg));
+	r1 = check_reported("memcg_check", memcg_check);
 	/*
 	 * Flush the statistics before memcg_exit(): a memcg still on the
 	 * changed-statistics list at memcg_exit() corrupts the next
@@ -101,11 +100,7 @@ static int teardown(void **state)
 
 		memcg_stat_read(root_mem_cgroup(), "anon", &v);
 	}
-	if (r1)
-		print_error("memcg_check() = %d: %s\n", r1, msg);
-	r2 = alloc_check(amsg, sizeof(amsg));
-	if (r2)
-		print_error("alloc_check() = %d: %s\n", r2, amsg);
+	r2 = check_reported("alloc_check", alloc_check);
 	memcg_exit();
 	alloc_exit();
 	if (r1 || r2)

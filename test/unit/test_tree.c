@@ -22,19 +22,15 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include "fixture.h"
 
 static struct memcgfs_config conf;
 
 static int setup(void **state)
 {
-	struct alloc_config ac;
-
 	(void)state;
 	conf_defaults(&conf);
-	alloc_config_defaults(&ac);
-	ac.memory = 64ull << 20;
-	ac.cpus = 2;
-	if (alloc_init(&ac) || memcg_init(NULL))
+	if (fixture_machine(64ull << 20, 2))
 		return -1;
 	return tree_init(&conf) ? -1 : 0;
 }
@@ -51,7 +47,7 @@ static int teardown(void **state)
 	return 0;
 }
 
-static int write_file(int (*fn)(struct cgroup *, char *, struct fs_inval_list *),
+static int write_ctrl(int (*fn)(struct cgroup *, char *, struct fs_inval_list *),
 		      struct cgroup *cg, const char *text)
 {
 	struct fs_inval_list iv = { 0 };
@@ -87,7 +83,7 @@ static void test_type_threaded_busy(void **state)
 	stray = memcg_task_create(4242, memcg);
 	assert_non_null(stray);
 
-	assert_int_equal(write_file(cgroup_type_write, t, "threaded\n"), -EBUSY);
+	assert_int_equal(write_ctrl(cgroup_type_write, t, "threaded\n"), -EBUSY);
 	assert_ptr_equal(t->memcg, memcg);
 	assert_true(mem_cgroup_online(memcg));
 	assert_ptr_equal(t->dom, t);
@@ -95,7 +91,7 @@ static void test_type_threaded_busy(void **state)
 	assert_ptr_equal(cgroup_memcg(t), memcg);
 
 	memcg_task_exit(stray);
-	assert_int_equal(write_file(cgroup_type_write, t, "threaded\n"), 0);
+	assert_int_equal(write_ctrl(cgroup_type_write, t, "threaded\n"), 0);
 	assert_null(t->memcg);
 	assert_ptr_equal(t->dom, fs_root);
 	assert_int_equal(fs_root->nr_threaded_children, 1);
@@ -109,7 +105,7 @@ static void test_subtree_control_busy(void **state)
 
 	(void)state;
 	a = mkcg(fs_root, "a");
-	assert_int_equal(write_file(cgroup_subtree_control_write, a, "+memory"), 0);
+	assert_int_equal(write_ctrl(cgroup_subtree_control_write, a, "+memory"), 0);
 	b = mkcg(a, "b");
 	c = mkcg(a, "c");
 	d = mkcg(a, "d");
@@ -121,7 +117,7 @@ static void test_subtree_control_busy(void **state)
 	/* the busy one in the middle: the first child is not taken offline */
 	stray = memcg_task_create(4243, mc);
 	assert_non_null(stray);
-	assert_int_equal(write_file(cgroup_subtree_control_write, a, "-memory"), -EBUSY);
+	assert_int_equal(write_ctrl(cgroup_subtree_control_write, a, "-memory"), -EBUSY);
 	assert_true(a->subtree_memory);
 	assert_ptr_equal(b->memcg, mb);
 	assert_ptr_equal(c->memcg, mc);
@@ -130,14 +126,14 @@ static void test_subtree_control_busy(void **state)
 	assert_ptr_equal(memcg_task_memcg(stray), mc);
 
 	memcg_task_exit(stray);
-	assert_int_equal(write_file(cgroup_subtree_control_write, a, "-memory"), 0);
+	assert_int_equal(write_ctrl(cgroup_subtree_control_write, a, "-memory"), 0);
 	assert_false(a->subtree_memory);
 	assert_null(b->memcg);
 	assert_null(c->memcg);
 	assert_null(d->memcg);
 	assert_ptr_equal(cgroup_memcg(c), a->memcg);
 	/* and back */
-	assert_int_equal(write_file(cgroup_subtree_control_write, a, "+memory"), 0);
+	assert_int_equal(write_ctrl(cgroup_subtree_control_write, a, "+memory"), 0);
 	assert_non_null(c->memcg);
 }
 

@@ -21,6 +21,7 @@
 #include <sys/xattr.h>
 
 #include <cmocka.h>
+#include "fixture.h"
 
 static struct memcgfs_config conf;
 static struct cgroup *cg;
@@ -28,14 +29,9 @@ static char buf[1 << 17];
 
 static int setup(void **state)
 {
-	struct alloc_config ac;
-
 	(void)state;
 	conf_defaults(&conf);
-	alloc_config_defaults(&ac);
-	ac.memory = 64ull << 20;
-	ac.cpus = 2;
-	if (alloc_init(&ac) || memcg_init(NULL) || fs_files_init())
+	if (fixture_machine(64ull << 20, 2) || fs_files_init())
 		return -1;
 	if (tree_init(&conf) || cgroup_mkdir(fs_root, "a", 0755, 0, 0, &cg))
 		return -1;
