@@ -79,16 +79,6 @@
 #include "alloc.h"
 #include "harness.h"
 
-#if defined(HAVE_VALGRIND_CALLGRIND_H)
-#include <valgrind/callgrind.h>
-#define HAVE_CALLGRIND 1
-#else
-#define HAVE_CALLGRIND 0
-#define CALLGRIND_START_INSTRUMENTATION do { } while (0)
-#define CALLGRIND_STOP_INSTRUMENTATION do { } while (0)
-#define CALLGRIND_TOGGLE_COLLECT do { } while (0)
-#endif
-
 extern char **environ;
 
 /* ---- the allocators ---- */

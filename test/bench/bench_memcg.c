@@ -91,16 +91,6 @@
 #include "memcg.h"
 #endif
 
-#if defined(HAVE_VALGRIND_CALLGRIND_H)
-#include <valgrind/callgrind.h>
-#define HAVE_CALLGRIND 1
-#else
-#define HAVE_CALLGRIND 0
-#define CALLGRIND_START_INSTRUMENTATION do { } while (0)
-#define CALLGRIND_STOP_INSTRUMENTATION do { } while (0)
-#define CALLGRIND_TOGGLE_COLLECT do { } while (0)
-#endif
-
 #ifndef BENCH_VARIANT
 #error "build with -DBENCH_VARIANT=\"name\" (test/bench/meson.build)"
 #endif

@@ -15,6 +15,21 @@
 #include <limits.h>
 #include <sys/types.h>
 
+/*
+ * Callgrind's client requests for the benchmarks that count instructions
+ * (bench_alloc, bench_memcg): HAVE_CALLGRIND 0 and no-ops when the build
+ * found no valgrind/callgrind.h.
+ */
+#if defined(HAVE_VALGRIND_CALLGRIND_H)
+#include <valgrind/callgrind.h>
+#define HAVE_CALLGRIND 1
+#else
+#define HAVE_CALLGRIND 0
+#define CALLGRIND_START_INSTRUMENTATION do { } while (0)
+#define CALLGRIND_STOP_INSTRUMENTATION do { } while (0)
+#define CALLGRIND_TOGGLE_COLLECT do { } while (0)
+#endif
+
 #define BENCH_MAX_DAEMONS	16
 
 struct bench_daemon {
