@@ -1430,8 +1430,15 @@ unsigned long cache_free_on_node_partial(struct kmem_cache *s)
 		if (n->partial) {
 			struct slab *slab = n->partial;
 
+			/*
+			 * inuse changes under the slab's own lock (a free
+			 * need not take list_lock): read it there, list_lock
+			 * first as everywhere
+			 */
 			do {
-				nr_free += slab->objects - READ_ONCE(slab->inuse);
+				spin_lock(&slab->lock);
+				nr_free += slab->objects - slab->inuse;
+				spin_unlock(&slab->lock);
 				slab = slab->next;
 			} while (slab != n->partial);
 		}
