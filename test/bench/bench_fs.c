@@ -954,6 +954,7 @@ int main(int argc, char **argv)
 	sigaction(SIGHUP, &sa, NULL);
 	atexit(cleanup);
 
+	/* mkdtemp(3)'s template: it replaces the six X with a unique name */
 	bench_pathf(tmpdir, sizeof(tmpdir), "%s/memcgfs-bench-fs.XXXXXX",
 		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	if (!mkdtemp(tmpdir)) {
