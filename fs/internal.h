@@ -516,8 +516,6 @@ struct fs_handle {
 void ops_exit(void);
 /* fs.max_open_per_uid (0: 1% of the host's RAM); returns the cap in force. */
 unsigned int ops_set_max_open_per_uid(unsigned int max);
-/* Open files of the mount uid holds now (0 for root: not counted). */
-unsigned long ops_open_count(uid_t uid);
 
 /* As root with fs.allow_other: the kernel checks permissions, we need not. */
 extern bool fs_default_permissions;

@@ -509,16 +509,6 @@ unsigned int ops_set_max_open_per_uid(unsigned int max)
 	return max;
 }
 
-unsigned long ops_open_count(uid_t uid)
-{
-	unsigned long n;
-
-	pthread_mutex_lock(&handles_lock);
-	n = fs_uid_count(&open_uids, uid);
-	pthread_mutex_unlock(&handles_lock);
-	return n;
-}
-
 /* Counts one more open file of uid: -EMFILE past fs.max_open_per_uid. */
 static int open_count_get(uid_t uid)
 {
