@@ -378,9 +378,10 @@ void kmem_cache_shrink_all(void);
  * CPU's restartable sequences), owns the slot; a thread for which
  * alloc_thread_uses_rseq() is true may update a slot of the CPU it runs on
  * in a restartable sequence written with ALLOC_RSEQ_CS_BEGIN/ABORT (x86-64),
- * bailing out when the slot's lock is held.  The sequence needs operands
- * [rseq_off] = alloc_rseq_offset and [cpu] = the CPU the slot was chosen
- * for, labels 'abort' (retry) and a commit store just before "2:".
+ * bailing out when the slot's lock is held.  The sequence needs the operand
+ * [rseq_off] = alloc_rseq_offset, a label 'abort' (retry) and a commit
+ * store just before "2:"; it reads its CPU (%%fs:4(%[rseq_off])) after
+ * "1:", inside the section, so that the number holds until the commit.
  */
 extern ptrdiff_t alloc_rseq_offset;
 extern __thread uint32_t alloc_thread_gen;
@@ -419,9 +420,7 @@ void alloc_cpu_unlock(_Atomic uint32_t *lock);
 	".popsection\n\t"						\
 	"leaq 3b(%%rip), %%rax\n\t"					\
 	"movq %%rax, %%fs:8(%[rseq_off])\n\t"				\
-	"1:\n\t"							\
-	"cmpl %[cpu], %%fs:4(%[rseq_off])\n\t"				\
-	"jnz 4f\n\t"
+	"1:\n\t"
 
 #define ALLOC_RSEQ_CS_ABORT						\
 	".pushsection __rseq_failure, \"ax\"\n\t"			\
@@ -434,8 +433,9 @@ void alloc_cpu_unlock(_Atomic uint32_t *lock);
 /* ---- accounting hooks (implemented by memcg, or alloc/noacct.c) ---- */
 /*
  * Per-object metadata of a slab: one slot per object, as the kernel's
- * slabobj_ext.  alloc allocates the vector (eagerly for SLAB_ACCOUNT caches,
- * on the first accounted object otherwise) and frees it with the slab.
+ * slabobj_ext.  alloc allocates the vector when the slab's first object is
+ * charged (the kernel: at once for SLAB_ACCOUNT caches) and frees it with
+ * the slab.
  */
 struct obj_cgroup;
 struct slabobj_ext {
@@ -474,32 +474,31 @@ static inline bool memcg_kmem_online(void)
  */
 extern __thread const uintptr_t *memcg_current_objcg;
 
-static inline bool memcg_current_charges(void)
+/* The calling thread's objcg word: 0 for a root task (nothing to charge). */
+static inline uintptr_t memcg_current_word(void)
 {
-	return __atomic_load_n(memcg_current_objcg, __ATOMIC_ACQUIRE) != 0;
+	return __atomic_load_n(memcg_current_objcg, __ATOMIC_ACQUIRE);
 }
 
 /*
  * __memcg_slab_post_alloc_hook - charge one object of 'full_size' bytes
  * (s->size + sizeof(pointer)) to the current task's objcg and record it in
- * *ext.  Called only for accounted allocations (__GFP_ACCOUNT or
- * SLAB_ACCOUNT) once memcg_kmem_online_key is set.  ext is NULL while the
- * slab has no obj_exts vector: the hook answers 1 if the object is to be
- * charged (alloc then makes the vector and calls again), so allocations
- * that are not charged (a root task) never cost a vector, as in the kernel
- * (current_obj_cgroup() before alloc_slab_obj_exts()).  Returns 0, 1, or
- * -ENOMEM when the charge fails: alloc then frees the object and the
- * allocation returns NULL.
+ * *ext.  'cur' is memcg_current_word() as alloc read it: alloc calls only
+ * when it is not 0 (a root task is not charged), and only for accounted
+ * allocations (__GFP_ACCOUNT or SLAB_ACCOUNT).  ext is NULL while the slab has no
+ * obj_exts vector: the hook answers 1 if the object is to be charged (alloc
+ * then makes the vector and calls again), so allocations that are not
+ * charged never cost a vector.  Returns 0, 1, or -ENOMEM when the charge
+ * fails: alloc then frees the object and the allocation returns NULL.
  */
-int __memcg_slab_post_alloc_hook(struct kmem_cache *s, gfp_t gfp,
-				 struct slabobj_ext *ext, unsigned int full_size,
-				 bool reclaimable, int nid);
+int __memcg_slab_post_alloc_hook(uintptr_t cur, gfp_t gfp, struct slabobj_ext *ext,
+				 unsigned int full_size, bool reclaimable, int nid);
 /*
  * __memcg_slab_free_hook - uncharge an object of objcg (alloc has taken it
  * out of the object's obj_exts slot, and may already have freed the object).
  */
-void __memcg_slab_free_hook(struct kmem_cache *s, struct obj_cgroup *objcg,
-			    unsigned int full_size, bool reclaimable, int nid);
+void __memcg_slab_free_hook(struct obj_cgroup *objcg, unsigned int full_size,
+			    bool reclaimable, int nid);
 /*
  * __memcg_kmem_charge_page / __memcg_kmem_uncharge_page - a large kmalloc's
  * pages (order 'order') charged to the current objcg as kmem and counted as

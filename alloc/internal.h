@@ -273,11 +273,12 @@ struct kmem_cache {
 
 extern struct kmem_cache *kmalloc_caches[NR_KMALLOC_TYPES][16];
 /*
- * kmalloc_normal_by_size[(size - 1) / 8]: the KMALLOC_NORMAL cache of every
- * size up to KMALLOC_MAX_CACHE_SIZE, so that kmalloc's fast path finds its
- * cache in one load (the kernel folds kmalloc_index() at compile time).
+ * kmalloc_normal_by_size[(size - 1) / 8], kmalloc_cg_by_size[...]: the
+ * KMALLOC_NORMAL and KMALLOC_CGROUP caches of every size up to
+ * KMALLOC_MAX_CACHE_SIZE, so that kmalloc's fast paths find their cache in
+ * one load (the kernel folds kmalloc_index() at compile time).
  */
-extern struct kmem_cache **kmalloc_normal_by_size;
+extern struct kmem_cache **kmalloc_normal_by_size, **kmalloc_cg_by_size;
 extern const uint8_t kmalloc_size_index[24];
 extern const uint8_t kmalloc_type_of_bits[4];
 

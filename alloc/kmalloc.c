@@ -16,7 +16,7 @@ struct kmem_cache *__kmem_cache_create(const char *name, unsigned int size,
 				       bool is_kmalloc, int *err);
 
 struct kmem_cache *kmalloc_caches[NR_KMALLOC_TYPES][16];
-struct kmem_cache **kmalloc_normal_by_size;
+struct kmem_cache **kmalloc_normal_by_size, **kmalloc_cg_by_size;
 
 /* kmalloc_size_index[(size - 1) / 8] for size <= 192 (mm/slab_common.c) */
 const uint8_t kmalloc_size_index[24] = {
@@ -137,19 +137,22 @@ int kmalloc_init(void)
 				return err;
 		}
 	}
-	/* kmalloc's fast path: the size class of every size, in one load */
-	kmalloc_normal_by_size = calloc(KMALLOC_MAX_CACHE_SIZE / 8, sizeof(*kmalloc_normal_by_size));
+	/* kmalloc's fast paths: the size class of every size, in one load */
+	kmalloc_normal_by_size = calloc(2 * (KMALLOC_MAX_CACHE_SIZE / 8), sizeof(*kmalloc_normal_by_size));
 	if (!kmalloc_normal_by_size)
 		return -ENOMEM;
-	for (size_t i = 0; i < KMALLOC_MAX_CACHE_SIZE / 8; i++)
+	kmalloc_cg_by_size = kmalloc_normal_by_size + KMALLOC_MAX_CACHE_SIZE / 8;
+	for (size_t i = 0; i < KMALLOC_MAX_CACHE_SIZE / 8; i++) {
 		kmalloc_normal_by_size[i] = kmalloc_caches[KMALLOC_NORMAL][__kmalloc_index(i * 8 + 8)];
+		kmalloc_cg_by_size[i] = kmalloc_caches[KMALLOC_CGROUP][__kmalloc_index(i * 8 + 8)];
+	}
 	return 0;
 }
 
 void kmalloc_exit(void)
 {
 	free(kmalloc_normal_by_size);
-	kmalloc_normal_by_size = NULL;
+	kmalloc_normal_by_size = kmalloc_cg_by_size = NULL;
 	memset(kmalloc_caches, 0, sizeof(kmalloc_caches));
 }
 

@@ -9,18 +9,17 @@ bool memcg_kmem_online_key;
 static const uintptr_t no_objcg;
 __thread const uintptr_t *memcg_current_objcg = &no_objcg;
 
-int __memcg_slab_post_alloc_hook(struct kmem_cache *s, gfp_t gfp,
-				 struct slabobj_ext *ext, unsigned int full_size,
-				 bool reclaimable, int nid)
+int __memcg_slab_post_alloc_hook(uintptr_t cur, gfp_t gfp, struct slabobj_ext *ext,
+				 unsigned int full_size, bool reclaimable, int nid)
 {
-	(void)s; (void)gfp; (void)ext; (void)full_size; (void)reclaimable; (void)nid;
+	(void)cur; (void)gfp; (void)ext; (void)full_size; (void)reclaimable; (void)nid;
 	return 0;
 }
 
-void __memcg_slab_free_hook(struct kmem_cache *s, struct obj_cgroup *objcg,
-			    unsigned int full_size, bool reclaimable, int nid)
+void __memcg_slab_free_hook(struct obj_cgroup *objcg, unsigned int full_size,
+			    bool reclaimable, int nid)
 {
-	(void)s; (void)objcg; (void)full_size; (void)reclaimable; (void)nid;
+	(void)objcg; (void)full_size; (void)reclaimable; (void)nid;
 }
 
 int __memcg_kmem_charge_page(struct page *page, gfp_t gfp, unsigned int order)

@@ -420,8 +420,12 @@ static struct slab *new_slab(struct kmem_cache *s, gfp_t gfp)
 	}
 	slab->freelist = slab->base;
 
-	if (s->account && memcg_kmem_online())
-		alloc_slab_obj_exts(slab);
+	/*
+	 * No obj_exts vector yet, even for a SLAB_ACCOUNT cache (the kernel
+	 * makes theirs here): the first object charged makes it (the hook
+	 * answers 1).  A slab that only root tasks use never has one, and
+	 * their kfree reads no slot.
+	 */
 	atomic_fetch_add(&s->node[slab->nid].nr_slabs, 1);
 	atomic_fetch_add(&s->node[slab->nid].total_objects, (long)objects);
 	return slab;
@@ -987,9 +991,12 @@ static bool memcg_slab_post_alloc_hook(struct kmem_cache *s, gfp_t gfp, void *ob
 					    machine.page_shift];
 	unsigned int full_size = s->size + (unsigned int)sizeof(void *);
 	struct slabobj_ext *v = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
+	uintptr_t cur = memcg_current_word();
 	int r;
 
-	r = __memcg_slab_post_alloc_hook(s, gfp, v ? &v[obj_to_index(s, slab, obj)] : NULL,
+	if (!cur)
+		return true;	/* a root task: nothing to charge */
+	r = __memcg_slab_post_alloc_hook(cur, gfp, v ? &v[obj_to_index(s, slab, obj)] : NULL,
 					 full_size, s->reclaimable, slab->nid);
 	if (r == 1) {
 		/* to be charged, and the slab has no vector yet */
@@ -997,7 +1004,7 @@ static bool memcg_slab_post_alloc_hook(struct kmem_cache *s, gfp_t gfp, void *ob
 		v = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
 		if (!v)
 			return true;	/* left unaccounted, as in the kernel */
-		r = __memcg_slab_post_alloc_hook(s, gfp, &v[obj_to_index(s, slab, obj)],
+		r = __memcg_slab_post_alloc_hook(cur, gfp, &v[obj_to_index(s, slab, obj)],
 						 full_size, s->reclaimable, slab->nid);
 	}
 	return r == 0;
@@ -1013,52 +1020,66 @@ static __noinline void *slab_alloc_accounted_slow(struct kmem_cache *s, gfp_t gf
 }
 
 /*
- * An accounted allocation with nothing else to do: the hook alone, unless
- * the task is in the root cgroup (nothing to charge: no call at all).
+ * An accounted allocation of a task below the root, with nothing else to
+ * do: the hook alone.  'cur' is the task's objcg word, already read and
+ * found non-zero (a root task's is 0 and never gets here: its test is
+ * inline, the kernel's current_obj_cgroup() NULL test); a word that is not
+ * 0 means a memcg below the root exists, so memcg_kmem_online() needs no
+ * test here.
  */
-static __noinline void *slab_alloc_accounted(struct kmem_cache *s, gfp_t gfp, void *obj)
+static __always_inline void *__slab_alloc_accounted(struct kmem_cache *s, gfp_t gfp, void *obj,
+						     uintptr_t cur)
 {
 	struct slab *slab;
 	struct slabobj_ext *v;
 
-	if (unlikely(!memcg_kmem_online()) || !memcg_current_charges())
-		return obj;
 	slab = machine.slab_of[((uintptr_t)obj - (uintptr_t)machine.base) >> machine.page_shift];
 	v = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
-	if (likely(!__memcg_slab_post_alloc_hook(s, gfp, v ? &v[obj_to_index(s, slab, obj)] : NULL,
+	if (likely(v) &&
+	    likely(!__memcg_slab_post_alloc_hook(cur, gfp, &v[obj_to_index(s, slab, obj)],
 			s->size + (unsigned int)sizeof(void *), s->reclaimable, slab->nid)))
 		return obj;
 	return slab_alloc_accounted_slow(s, gfp, obj);
 }
 
-static __noinline void slab_free_accounted_slow(struct kmem_cache *s, struct slab *slab,
-						void *obj, struct obj_cgroup *objcg)
+static __noinline void *slab_alloc_accounted(struct kmem_cache *s, gfp_t gfp, void *obj,
+					     uintptr_t cur)
 {
-	slab_free_slow(s, slab, obj);
-	if (objcg)
-		__memcg_slab_free_hook(s, objcg, s->size + (unsigned int)sizeof(void *),
-				       s->reclaimable, slab->nid);
+	return __slab_alloc_accounted(s, gfp, obj, cur);
 }
 
 /*
- * memcg_slab_free_hook + the free: the object's objcg is taken out of its
- * slot first, the object freed, then the charge given back (the kernel
+ * memcg_slab_free_hook + the free of an object that was charged: its slot
+ * emptied, the object freed, then the charge given back (the kernel
  * uncharges first; the order is invisible, and this way nothing is kept
- * across a call).
+ * across a call).  What the uncharge needs is read before the free.
  */
-static __noinline void slab_free_accounted(struct kmem_cache *s, struct slab *slab, void *obj)
+static __always_inline void __slab_free_accounted(struct slab *slab, void *obj,
+						  struct slabobj_ext *ext,
+						  struct obj_cgroup *objcg)
 {
-	struct slabobj_ext *ext = &__atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE)[obj_to_index(s, slab, obj)];
-	struct obj_cgroup *objcg = ext->objcg;
+	struct kmem_cache *s = slab->cache;
+	unsigned int full_size = s->size + (unsigned int)sizeof(void *);
+	bool reclaimable = s->reclaimable;
+	int nid = slab->nid;
 
 	ext->objcg = NULL;
-	if (unlikely(!slab_free_fast(s, slab, obj))) {
-		slab_free_accounted_slow(s, slab, obj, objcg);
-		return;
-	}
-	if (objcg)
-		__memcg_slab_free_hook(s, objcg, s->size + (unsigned int)sizeof(void *),
-				       s->reclaimable, slab->nid);
+	if (unlikely(!slab_free_fast(s, slab, obj)))
+		slab_free_slow(s, slab, obj);
+	__memcg_slab_free_hook(objcg, full_size, reclaimable, nid);
+}
+
+static __noinline void slab_free_accounted(struct slab *slab, void *obj,
+					   struct slabobj_ext *ext, struct obj_cgroup *objcg)
+{
+	__slab_free_accounted(slab, obj, ext, objcg);
+}
+
+/* The objcg slot of an object of a slab with a vector. */
+static __always_inline struct slabobj_ext *obj_ext(struct kmem_cache *s, struct slab *slab,
+						   struct slabobj_ext *v, const void *obj)
+{
+	return &v[obj_to_index(s, slab, obj)];
 }
 
 /*
@@ -1118,8 +1139,13 @@ static __always_inline void *slab_alloc(struct kmem_cache *s, gfp_t gfp, uintptr
 	if (likely(obj)) {
 		if (likely(!((gfp & (__GFP_ZERO | __GFP_ACCOUNT)) | s->rare)))
 			return obj;
-		if (likely(!(gfp & __GFP_ZERO)) && likely(!slab_hooks_on))
-			return slab_alloc_accounted(s, gfp, obj);
+		if (likely(!(gfp & __GFP_ZERO)) && likely(!slab_hooks_on)) {
+			uintptr_t cur = memcg_current_word();
+
+			if (likely(!cur))
+				return obj;	/* a root task: nothing to charge */
+			return slab_alloc_accounted(s, gfp, obj, cur);
+		}
 	}
 	return slab_alloc_finish(s, gfp, caller, orig_size, is_kmalloc, obj);
 }
@@ -1130,9 +1156,18 @@ static __noinline void slab_free_finish(struct kmem_cache *s, struct slab *slab,
 {
 	if (unlikely(READ_ONCE(trace_on)) && !is_kfree)
 		trace_kmem_cache_free(caller, obj, s);
-	if (memcg_kmem_online() && __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE)) {
-		slab_free_accounted(s, slab, obj);
-		return;
+	if (memcg_kmem_online()) {
+		struct slabobj_ext *v = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
+
+		if (v) {
+			struct slabobj_ext *ext = obj_ext(s, slab, v, obj);
+			struct obj_cgroup *objcg = ext->objcg;
+
+			if (objcg) {
+				slab_free_accounted(slab, obj, ext, objcg);
+				return;
+			}
+		}
 	}
 	do_slab_free(s, slab, obj);
 }
@@ -1189,9 +1224,11 @@ static __noinline void *kmalloc_general(size_t size, gfp_t gfp, uintptr_t caller
 }
 
 /*
- * The unaccounted fast path: the cache in one load, the pop.  No hooks to
- * run: a normal cache is rare only while slab_hooks_on, and then
- * kmalloc_fast_limit is 0 and every kmalloc takes kmalloc_general.
+ * The fast path: the cache in one load, the pop.  An unaccounted kmalloc
+ * has no hooks to run (a normal cache is rare only while slab_hooks_on, and
+ * then kmalloc_fast_limit is 0 and every kmalloc takes kmalloc_general); an
+ * accounted one (kmalloc-cg-N) tests the task's objcg: a root task's is
+ * NULL and it is done.
  */
 __hot_aligned __noinline void *kmalloc(size_t size, gfp_t gfp)
 {
@@ -1203,6 +1240,19 @@ __hot_aligned __noinline void *kmalloc(size_t size, gfp_t gfp)
 		if (likely(obj))
 			return obj;
 		return slab_alloc_finish(s, gfp, _RET_IP_, size, true, NULL);
+	}
+	if (likely(size - 1 < READ_ONCE(machine.kmalloc_fast_limit)) &&
+	    likely((gfp & (__GFP_RECLAIMABLE | __GFP_ACCOUNT | __GFP_ZERO)) == __GFP_ACCOUNT)) {
+		struct kmem_cache *s = kmalloc_cg_by_size[(size - 1) >> 3];
+		void *obj = slab_alloc_fast(s);
+		uintptr_t cur;
+
+		if (unlikely(!obj))
+			return slab_alloc_finish(s, gfp, _RET_IP_, size, true, NULL);
+		cur = memcg_current_word();
+		if (likely(!cur))
+			return obj;
+		return slab_alloc_accounted(s, gfp, obj, cur);
 	}
 	return kmalloc_general(size, gfp, _RET_IP_);
 }
@@ -1222,14 +1272,22 @@ static __noinline void kfree_large(const void *obj, uintptr_t off)
 static __always_inline void __kfree(const void *obj, uintptr_t off)
 {
 	struct slab *slab = machine.slab_of[off >> machine.page_shift];
+	struct slabobj_ext *v;
 
 	if (unlikely(!slab)) {
 		kfree_large(obj, off);
 		return;
 	}
-	if (unlikely(__atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE))) {
-		slab_free_accounted(slab->cache, slab, (void *)obj);
-		return;
+	v = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
+	if (unlikely(v)) {
+		/* a root task's object in an accounted slab: nothing to give back */
+		struct slabobj_ext *ext = obj_ext(slab->cache, slab, v, obj);
+		struct obj_cgroup *objcg = ext->objcg;
+
+		if (objcg) {
+			slab_free_accounted(slab, (void *)obj, ext, objcg);
+			return;
+		}
 	}
 	if (!slab_free_fast(slab->cache, slab, (void *)obj))
 		slab_free_slow(slab->cache, slab, (void *)obj);

@@ -53,11 +53,9 @@ static struct obj_stock_pcp *obj_stock;
 static unsigned int nr_cpus;
 static pthread_mutex_t drain_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Bounds the sequences check; the fast paths read them from memory. */
+/* The bound the sequences check; the fast paths read it from memory. */
 static struct {
 	uint32_t limit;		/* most bytes a stock keeps */
-	int32_t stat_bias;	/* a buffered statistic s is in range when */
-	uint32_t stat_range;	/* (unsigned)(s + stat_bias) <= stat_range */
 } bounds;
 
 #ifdef MEMCG_OBJ_STOCK_KERNEL_LIMIT
@@ -80,10 +78,9 @@ int memcg_stocks_init(void)
 	}
 	memset(memcg_stock, 0, sizeof(*memcg_stock) * nr_cpus);
 	memset(obj_stock, 0, sizeof(*obj_stock) * nr_cpus);
+	/* the buffered slab deltas are flushed by every read: their sections
+	 * bound them only against overflow */
 	bounds.limit = STOCK_KEEP_PAGES * page_size;
-	/* buffered slab deltas: flushed by every read, bounded only against overflow */
-	bounds.stat_bias = 1 << 20;
-	bounds.stat_range = 2u << 20;
 	return 0;
 }
 
@@ -410,42 +407,43 @@ static void __account_obj_stock(struct obj_stock_pcp *st, int nr, int nid, bool 
 
 
 #if defined(__x86_64__)
+_Static_assert(sizeof(struct obj_stock_pcp) == 64, "rseq layout: obj_stock[cpu] is cpu << 6");
+
 /*
- * One section: nr_bytes += dn within [0, bounds.limit], the statistic at
- * STAT += ds within bounds, both committed by one 8-byte store at COMMIT
- * (recl+bytes at 16, or bytes+unrecl at 20).  0 done, 1 slow path, -1 retry.
+ * One section on this CPU's obj_stock, if it holds objcg's bytes on node
+ * nid and its lock is free: the byte count by BYTES (%%edx, which bails out
+ * to 'slow' when out of range), the statistic at STAT by STAT_OP ds
+ * (%%r11d, 'slow' on overflow), both committed by one 8-byte store
+ * (COMBINE: recl+bytes at 16, or bytes+unrecl at 20).  0 done, 1 slow
+ * path, -1 retry.  The CPU is read inside the section: nothing to check.
  */
-#define DEFINE_OBJ_STOCK_ADJUST(fn, STAT, COMBINE)				\
+#define DEFINE_OBJ_STOCK_SECTION(fn, BYTES, STAT_OP, STAT, COMBINE)		\
 static inline __attribute__((always_inline)) int				\
-fn(struct obj_stock_pcp *st, unsigned int cpu, struct obj_cgroup *objcg,	\
-   int nid, int dn, int ds)							\
+fn(struct obj_cgroup *objcg, int nid, int dn, int ds)				\
 {										\
 	__asm__ __volatile__ goto(						\
 		ALLOC_RSEQ_CS_BEGIN						\
-		"cmpl $0, (%[st])\n\t"						\
+		"movl %%fs:4(%[rseq_off]), %%eax\n\t"				\
+		"shlq $6, %%rax\n\t"						\
+		"addq %[base], %%rax\n\t"					\
+		"cmpl $0, (%%rax)\n\t"						\
 		"jnz %l[slow]\n\t"						\
-		"cmpq %[objcg], 8(%[st])\n\t"					\
+		"cmpq %[objcg], 8(%%rax)\n\t"					\
 		"jnz %l[slow]\n\t"						\
-		"cmpl %[nid], 28(%[st])\n\t"					\
+		"cmpl %[nid], 28(%%rax)\n\t"					\
 		"jnz %l[slow]\n\t"						\
-		"movl 20(%[st]), %%eax\n\t"					\
-		"addl %[dn], %%eax\n\t"						\
-		"cmpl %[limit], %%eax\n\t"					\
-		"ja %l[slow]\n\t"						\
-		"movl " #STAT "(%[st]), %%edx\n\t"				\
-		"addl %[ds], %%edx\n\t"						\
-		"movl %%edx, %%r11d\n\t"					\
-		"addl %[bias], %%r11d\n\t"					\
-		"cmpl %[range], %%r11d\n\t"					\
-		"ja %l[slow]\n\t"						\
+		"movl 20(%%rax), %%edx\n\t"					\
+		BYTES								\
+		"movl " #STAT "(%%rax), %%r11d\n\t"				\
+		STAT_OP " %[ds], %%r11d\n\t"					\
+		"jo %l[slow]\n\t"						\
 		COMBINE								\
 		"2:\n\t"							\
 		ALLOC_RSEQ_CS_ABORT						\
 		:								\
-		: [cpu] "r"(cpu), [rseq_off] "r"(alloc_rseq_offset), [st] "r"(st),	\
-		  [objcg] "r"(objcg), [nid] "r"(nid), [dn] "rm"(dn), [ds] "rm"(ds),	\
-		  [limit] "m"(bounds.limit), [bias] "m"(bounds.stat_bias),	\
-		  [range] "m"(bounds.stat_range)				\
+		: [rseq_off] "r"(alloc_rseq_offset), [base] "m"(obj_stock),	\
+		  [objcg] "r"(objcg), [nid] "r"(nid), [dn] "r"(dn), [ds] "r"(ds),	\
+		  [limit] "m"(bounds.limit)					\
 		: "memory", "cc", "rax", "rdx", "r11"				\
 		: slow, abort);							\
 	return 0;								\
@@ -455,37 +453,71 @@ slow:										\
 	return 1;								\
 }
 
-DEFINE_OBJ_STOCK_ADJUST(obj_stock_adjust_recl, 16,
-	"shlq $32, %%rax\n\t"
-	"orq %%rdx, %%rax\n\t"
-	"movq %%rax, 16(%[st])\n\t")
-DEFINE_OBJ_STOCK_ADJUST(obj_stock_adjust_unrecl, 24,
-	"shlq $32, %%rdx\n\t"
-	"orq %%rax, %%rdx\n\t"
-	"movq %%rdx, 20(%[st])\n\t")
+/* nr_bytes += dn within [0, bounds.limit] (unsigned: below 0 is above it) */
+#define BYTES_ADD	"addl %[dn], %%edx\n\tcmpl %[limit], %%edx\n\tja %l[slow]\n\t"
+/* a charge: nr_bytes -= dn, not below 0 (no borrow) */
+#define BYTES_TAKE	"subl %[dn], %%edx\n\tjb %l[slow]\n\t"
+#define COMBINE_RECL	"shlq $32, %%rdx\n\torq %%r11, %%rdx\n\tmovq %%rdx, 16(%%rax)\n\t"
+#define COMBINE_UNRECL	"shlq $32, %%r11\n\torq %%rdx, %%r11\n\tmovq %%r11, 20(%%rax)\n\t"
+
+DEFINE_OBJ_STOCK_SECTION(obj_stock_adjust_recl, BYTES_ADD, "addl", 16, COMBINE_RECL)
+DEFINE_OBJ_STOCK_SECTION(obj_stock_adjust_unrecl, BYTES_ADD, "addl", 24, COMBINE_UNRECL)
+DEFINE_OBJ_STOCK_SECTION(obj_stock_take_recl, BYTES_TAKE, "addl", 16, COMBINE_RECL)
+DEFINE_OBJ_STOCK_SECTION(obj_stock_take_unrecl, BYTES_TAKE, "addl", 24, COMBINE_UNRECL)
+
+/*
+ * One attempt at the stock on an rseq thread: 0 done, 1 slow path, -1
+ * preempted or migrated (try again).  nr_bytes += dn, the statistic += ds.
+ */
+static inline __attribute__((always_inline)) int
+obj_stock_try(struct obj_cgroup *objcg, int nid, bool reclaimable, int dn, int ds)
+{
+	if (!alloc_thread_uses_rseq())
+		return 1;
+	return reclaimable ? obj_stock_adjust_recl(objcg, nid, dn, ds)
+			   : obj_stock_adjust_unrecl(objcg, nid, dn, ds);
+}
+
+/* The same for a slab charge: nr_bytes -= size, the statistic += size. */
+static inline __attribute__((always_inline)) int
+obj_stock_take_try(struct obj_cgroup *objcg, int nid, bool reclaimable, int size)
+{
+	if (!alloc_thread_uses_rseq())
+		return 1;
+	return reclaimable ? obj_stock_take_recl(objcg, nid, size, size)
+			   : obj_stock_take_unrecl(objcg, nid, size, size);
+}
 
 /* The stock fast path on an rseq thread: true when done. */
 static inline __attribute__((always_inline)) bool
 obj_stock_fast(struct obj_cgroup *objcg, int nid, bool reclaimable, int dn, int ds)
 {
-	if (!alloc_thread_uses_rseq())
-		return false;
 	for (;;) {
-		unsigned int cpu = alloc_rseq_cpu();
-		struct obj_stock_pcp *st = &obj_stock[cpu];
-		int r = reclaimable ? obj_stock_adjust_recl(st, cpu, objcg, nid, dn, ds)
-				    : obj_stock_adjust_unrecl(st, cpu, objcg, nid, dn, ds);
+		int r = obj_stock_try(objcg, nid, reclaimable, dn, ds);
 
 		if (r >= 0)
 			return r == 0;
 	}
 }
 #else
+static inline int obj_stock_try(struct obj_cgroup *objcg, int nid, bool reclaimable,
+				int dn, int ds)
+{
+	(void)objcg; (void)nid; (void)reclaimable; (void)dn; (void)ds;
+	return 1;
+}
+
+static inline int obj_stock_take_try(struct obj_cgroup *objcg, int nid, bool reclaimable,
+				     int size)
+{
+	(void)objcg; (void)nid; (void)reclaimable; (void)size;
+	return 1;
+}
+
 static inline bool obj_stock_fast(struct obj_cgroup *objcg, int nid, bool reclaimable,
 				  int dn, int ds)
 {
-	(void)objcg; (void)nid; (void)reclaimable; (void)dn; (void)ds;
-	return false;
+	return !obj_stock_try(objcg, nid, reclaimable, dn, ds);
 }
 #endif
 
@@ -633,50 +665,34 @@ static void mod_objcg_state(struct obj_cgroup *objcg, int nid, bool reclaimable,
 /*
  * The charge and its statistic: one stock section (seed 002), or, in the
  * ablation build, the bytes and then the statistic in a second section as
- * before it.  True when the fast path did it all.
+ * before it.  0 when the fast path did it all, nonzero for the slow path
+ * (the hooks' common case is one attempt, no loop: nothing to keep in a
+ * register across it, so the hooks save none).
  */
-static inline __attribute__((always_inline)) bool
-slab_charge_fast(struct obj_cgroup *objcg, int nid, bool reclaimable, int size)
+static inline __attribute__((always_inline)) int
+slab_charge_try(struct obj_cgroup *objcg, int nid, bool reclaimable, int size)
 {
 #ifndef MEMCG_OBJ_STOCK_SEPARATE
-	return obj_stock_fast(objcg, nid, reclaimable, -size, size);
+	return obj_stock_take_try(objcg, nid, reclaimable, size);
 #else
-	return obj_stock_fast(objcg, nid, reclaimable, -size, 0) &&
-	       (obj_stock_fast(objcg, nid, reclaimable, 0, size) ||
-		(mod_objcg_state(objcg, nid, reclaimable, size), true));
+	return !(obj_stock_fast(objcg, nid, reclaimable, -size, 0) &&
+		 (obj_stock_fast(objcg, nid, reclaimable, 0, size) ||
+		  (mod_objcg_state(objcg, nid, reclaimable, size), true)));
 #endif
 }
 
-static inline __attribute__((always_inline)) bool
-slab_uncharge_fast(struct obj_cgroup *objcg, int nid, bool reclaimable, int size)
+static inline __attribute__((always_inline)) int
+slab_uncharge_try(struct obj_cgroup *objcg, int nid, bool reclaimable, int size)
 {
 #ifndef MEMCG_OBJ_STOCK_SEPARATE
-	return obj_stock_fast(objcg, nid, reclaimable, size, -size);
+	return obj_stock_try(objcg, nid, reclaimable, size, -size);
 #else
-	return obj_stock_fast(objcg, nid, reclaimable, size, 0) &&
-	       (obj_stock_fast(objcg, nid, reclaimable, 0, -size) ||
-		(mod_objcg_state(objcg, nid, reclaimable, -size), true));
+	return !(obj_stock_fast(objcg, nid, reclaimable, size, 0) &&
+		 (obj_stock_fast(objcg, nid, reclaimable, 0, -size) ||
+		  (mod_objcg_state(objcg, nid, reclaimable, -size), true)));
 #endif
 }
 
-static __attribute__((noinline)) int slab_charge_slow(struct obj_cgroup *objcg, gfp_t gfp,
-						      struct slabobj_ext *ext,
-						      unsigned int full_size,
-						      bool reclaimable, int nid)
-{
-#ifdef MEMCG_OBJ_STOCK_SEPARATE
-	if (obj_cgroup_charge_bytes(objcg, gfp, full_size, false, nid, reclaimable))
-		return -ENOMEM;
-	mod_objcg_state(objcg, nid, reclaimable, (int)full_size);
-#else
-	if (obj_cgroup_charge_bytes(objcg, gfp, full_size, true, nid, reclaimable))
-		return -ENOMEM;
-#endif
-	ext->objcg = objcg;
-	return 0;
-}
-
-#ifndef MEMCG_OBJCG_LOOKUP_MEMCG
 /* gcc's: not inlined, and its arguments not changed by interprocedural passes */
 #if defined(__clang__)
 #define __noipa __attribute__((noinline))
@@ -685,33 +701,39 @@ static __attribute__((noinline)) int slab_charge_slow(struct obj_cgroup *objcg, 
 #endif
 
 /*
- * The charge of a task below the root, apart: the root task's test before
- * it then needs no stack frame (no register saved), a tail call here with
- * the arguments where they came (noipa: kept as written).
+ * The charge past the fast path's one attempt: the attempt again while it
+ * is preempted or migrated, then the stock under its lock and the page
+ * counter.
  */
-static __noipa int slab_post_alloc_charge(struct obj_cgroup *objcg, gfp_t gfp,
-							    struct slabobj_ext *ext,
-							    unsigned int full_size,
-							    bool reclaimable, int nid)
+static __noipa int slab_charge_slow(struct obj_cgroup *objcg, gfp_t gfp,
+				    struct slabobj_ext *ext, unsigned int full_size,
+				    bool reclaimable, int nid)
 {
-	if (unlikely(!ext))
-		return 1;
-	if (likely(slab_charge_fast(objcg, nid, reclaimable, (int)full_size))) {
-		ext->objcg = objcg;
-		return 0;
+	int r;
+
+	while ((r = slab_charge_try(objcg, nid, reclaimable, (int)full_size)) < 0)
+		;
+	if (r) {
+#ifdef MEMCG_OBJ_STOCK_SEPARATE
+		if (obj_cgroup_charge_bytes(objcg, gfp, full_size, false, nid, reclaimable))
+			return -ENOMEM;
+		mod_objcg_state(objcg, nid, reclaimable, (int)full_size);
+#else
+		if (obj_cgroup_charge_bytes(objcg, gfp, full_size, true, nid, reclaimable))
+			return -ENOMEM;
+#endif
 	}
-	return slab_charge_slow(objcg, gfp, ext, full_size, reclaimable, nid);
+	ext->objcg = objcg;
+	return 0;
 }
 
-/* Everything but the common case: resolving current's objcg, a page charge. */
-static __noipa int post_alloc_hook_slow(struct kmem_cache *s, gfp_t gfp,
-							  struct slabobj_ext *ext,
-							  unsigned int full_size,
-							  bool reclaimable, int nid)
+#ifndef MEMCG_OBJCG_LOOKUP_MEMCG
+/* Resolving current's objcg (a stale pointer, remote charging), no vector yet. */
+static __noipa int post_alloc_hook_slow(gfp_t gfp, struct slabobj_ext *ext,
+					unsigned int full_size, bool reclaimable, int nid)
 {
 	struct obj_cgroup *objcg = current_obj_cgroup();
 
-	(void)s;
 	if (!objcg)
 		return 0;
 	if (!ext)
@@ -721,42 +743,36 @@ static __noipa int post_alloc_hook_slow(struct kmem_cache *s, gfp_t gfp,
 #endif
 
 /*
- * __memcg_slab_post_alloc_hook - the common case makes no call (so nothing
- * is saved across one): current's objcg (the task's cached pointer, seed
- * 003; or the walk through its memcg in the ablation build), one section.
+ * __memcg_slab_post_alloc_hook - current's objcg is the word alloc read
+ * (the task's cached pointer, seed 003; or the walk through its memcg,
+ * referenced, in the ablation build), and the common case is one stock
+ * section and the store of the objcg: no call, no register saved; anything
+ * else is a tail call.
  */
-int __memcg_slab_post_alloc_hook(struct kmem_cache *s, gfp_t gfp,
-				 struct slabobj_ext *ext, unsigned int full_size,
-				 bool reclaimable, int nid)
+int __memcg_slab_post_alloc_hook(uintptr_t cur, gfp_t gfp, struct slabobj_ext *ext,
+				 unsigned int full_size, bool reclaimable, int nid)
 {
 #ifndef MEMCG_OBJCG_LOOKUP_MEMCG
-	struct memcg_task *t = current_task;
-	struct obj_cgroup *objcg;
-	uintptr_t v;
+	struct obj_cgroup *objcg = (struct obj_cgroup *)cur;
 
-	(void)s;
-	if (unlikely(active_memcg) || unlikely(!t))
-		goto slow;
-	v = atomic_load_explicit(&t->objcg, memory_order_acquire);
-	if (unlikely(v & CURRENT_OBJCG_UPDATE_FLAG))
-		goto slow;
-	objcg = (struct obj_cgroup *)v;
-	if (!objcg)
-		return 0;		/* a root task: not accounted */
-	return slab_post_alloc_charge(objcg, gfp, ext, full_size, reclaimable, nid);
-slow:
-	return post_alloc_hook_slow(s, gfp, ext, full_size, reclaimable, nid);
+	if (unlikely(cur & CURRENT_OBJCG_UPDATE_FLAG) || unlikely(!ext))
+		return post_alloc_hook_slow(gfp, ext, full_size, reclaimable, nid);
+	if (likely(!slab_charge_try(objcg, nid, reclaimable, (int)full_size))) {
+		ext->objcg = objcg;
+		return 0;
+	}
+	return slab_charge_slow(objcg, gfp, ext, full_size, reclaimable, nid);
 #else
 	/* before seed 003: a referenced lookup at every allocation, put after the charge */
 	struct obj_cgroup *objcg = get_obj_cgroup_from_current();
 	int ret = 0;
 
-	(void)s;
+	(void)cur;
 	if (!objcg)
 		return 0;		/* a root task: not accounted */
 	if (unlikely(!ext))
 		ret = 1;
-	else if (likely(slab_charge_fast(objcg, nid, reclaimable, (int)full_size)))
+	else if (likely(!slab_charge_try(objcg, nid, reclaimable, (int)full_size)))
 		ext->objcg = objcg;
 	else
 		ret = slab_charge_slow(objcg, gfp, ext, full_size, reclaimable, nid);
@@ -765,9 +781,8 @@ slow:
 #endif
 }
 
-static __attribute__((noinline)) void slab_uncharge_slow(struct obj_cgroup *objcg,
-							 unsigned int full_size,
-							 bool reclaimable, int nid)
+static __noipa void slab_uncharge_slow(struct obj_cgroup *objcg, unsigned int full_size,
+				       bool reclaimable, int nid)
 {
 #ifdef MEMCG_OBJ_STOCK_SEPARATE
 	refill_obj_stock(objcg, full_size, true, 0, false, nid, reclaimable);
@@ -777,11 +792,10 @@ static __attribute__((noinline)) void slab_uncharge_slow(struct obj_cgroup *objc
 #endif
 }
 
-void __memcg_slab_free_hook(struct kmem_cache *s, struct obj_cgroup *objcg,
-			    unsigned int full_size, bool reclaimable, int nid)
+void __memcg_slab_free_hook(struct obj_cgroup *objcg, unsigned int full_size,
+			    bool reclaimable, int nid)
 {
-	(void)s;
-	if (likely(slab_uncharge_fast(objcg, nid, reclaimable, (int)full_size)))
+	if (likely(!slab_uncharge_try(objcg, nid, reclaimable, (int)full_size)))
 		return;
 	slab_uncharge_slow(objcg, full_size, reclaimable, nid);
 }
