@@ -447,6 +447,49 @@ void test_root_task_moved_while_current(void **state)
 	DEFER_EQ(stv(a, "slab_unreclaimable"), a0, "a after the frees");
 }
 
+/*
+ * A slab that a root task filled first has no obj_exts vector (its objects
+ * charge nothing); the first object charged to a cgroup makes it, and the
+ * root task's objects of that slab, freed afterwards, give nothing back.
+ * 8 KiB objects: a kmalloc-cg-8k slab of 4, every one of them ours.
+ */
+void test_vector_at_first_charge(void **state)
+{
+	struct mem_cgroup *a = mk(root_mem_cgroup());
+	struct memcg_task *r = mktask(104, root_mem_cgroup()), *t = mktask(105, a);
+	unsigned long long a0 = stv(a, "slab_unreclaimable");
+	void *x[2], *y[2];
+
+	(void)state;
+	pin(0);
+	memcg_set_current(r);
+	for (int i = 0; i < 2; i++) {
+		x[i] = kmalloc_ok(8192, GFP_KERNEL_ACCOUNT);
+		DEFER_TRUE(alloc_obj_objcg(x[i]) == NULL, "the root task's objects charge nothing");
+	}
+	memcg_set_current(t);
+	for (int i = 0; i < 2; i++) {
+		y[i] = kmalloc_ok(8192, GFP_KERNEL_ACCOUNT);
+		DEFER_TRUE(alloc_obj_objcg(y[i]) != NULL, "a's objects are charged");
+	}
+	DEFER_TRUE(alloc_obj_objcg(x[0]) == NULL && alloc_obj_objcg(x[1]) == NULL,
+		   "the root task's still charge nothing");
+	DEFER_EQ(stv(a, "slab_unreclaimable"), a0 + 2 * ref_full(8192), "a charged for its two");
+	memcg_set_current(r);
+	kfree(x[0]);
+	kfree(x[1]);
+	DEFER_EQ(stv(a, "slab_unreclaimable"), a0 + 2 * ref_full(8192),
+		 "the root task's frees give nothing back");
+	memcg_set_current(t);
+	kfree(y[0]);
+	memcg_set_current(NULL);
+	kfree(y[1]);		/* a free by anyone uncharges the object's own cgroup */
+	DEFER_EQ(stv(a, "slab_unreclaimable"), a0, "a's frees give back its two");
+	memcg_task_exit(r);
+	memcg_task_exit(t);
+	expect_memcg_check("after the frees");
+}
+
 void test_migration(void **state)
 {
 	struct mem_cgroup *a = mk(root_mem_cgroup()), *b = mk(root_mem_cgroup());

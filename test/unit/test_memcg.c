@@ -181,6 +181,7 @@ int main(void)
 		T4(test_cross_cgroup_free),
 		T4(test_objcg_percpu_ref),
 		T4(test_root_task_moved_while_current),
+		T4(test_vector_at_first_charge),
 		T4(test_migration),
 		T4(test_attach_races),
 		T4(test_rmdir_with_live_objects),

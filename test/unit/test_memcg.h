@@ -129,6 +129,7 @@ void test_task_exit_frees_owned(void **state);
 void test_cross_cgroup_free(void **state);
 void test_objcg_percpu_ref(void **state);
 void test_root_task_moved_while_current(void **state);
+void test_vector_at_first_charge(void **state);
 void test_migration(void **state);
 void test_attach_races(void **state);
 void test_max_enforced(void **state);
