@@ -29,9 +29,14 @@
  *   bench_memcg_nohooks    no memcg at all (BENCH_NOHOOKS)
  * bench_memcg starts the others as servers ("--serve CPU") on the CPU it
  * pins itself to, and sends them one loop at a time over a pipe: every
- * repetition runs every row once, in a rotating order, whichever process
- * the row lives in, and the server times its own loop (no pipe in the
- * figure).  Rows report the median of R repetitions.  A loop from which
+ * repetition (a round) runs every row once, in a rotating order, whichever
+ * process the row lives in, and the server times its own loop (no pipe in
+ * the figure).  Rows report the median of R rounds; every ratio is the
+ * median of the R rounds' own ratios, each of rows timed within
+ * milliseconds of each other, so that a drift of the machine's speed
+ * (this machine class is shared, and its speed moves by 20% from one
+ * 100-ms stretch to the next) cancels out instead of landing in one row:
+ * many short loops rather than a few long ones.  A loop from which
  * other tasks took more than 0.5% of the wall time (wall-clock minus the
  * process's CPU time: this machine class is shared) is run again, up to 5
  * times, the least disturbed attempt counting; the run says how many were.
@@ -58,9 +63,9 @@
  * nonzero only on an internal error.
  *
  * Options (for development; the benchmark runs with none):
- *   --iters N        seed 002 loop iterations per timing (10000000)
+ *   --iters N        seed 002 loop iterations per timing (400000)
  *   --bulk N         seed 003 allocations (1000000)
- *   --reps R         repetitions (5)
+ *   --reps R         rounds (41 for seed 002; seed 003's: a third of them)
  *   --instr-iters N  seed 002 loop iterations under callgrind (100000)
  *   --instr-bulk N   seed 003 allocations under callgrind (1000000)
  *   --no-instr       skip the callgrind measurements
@@ -920,9 +925,42 @@ static bool target(const char *name, double v, const char *op, double goal, cons
 }
 
 static struct bench_loop_opts opt = {
-	.iters = 10000000, .bulk = 1000000, .instr_iters = 100000,
-	.instr_bulk = 1000000, .reps = 5,
+	.iters = 400000, .bulk = 1000000, .instr_iters = 100000,
+	.instr_bulk = 1000000, .reps = 41,
 };
+
+/* The median over the rounds of f(a[r], b[r], c[r]): rows of one round. */
+static double round_median(const double *a, const double *b, const double *c, int n,
+			   double (*f)(double, double, double))
+{
+	double v[MAX_REPS];
+
+	for (int r = 0; r < n; r++)
+		v[r] = f(a[r], b[r], c ? c[r] : 0);
+	return bench_median(v, n);
+}
+
+static double f_ratio(double a, double b, double c)
+{
+	(void)c;
+	return a / b;
+}
+
+/* the overhead cut: (sep - comb) / (sep - none) */
+static double f_cut(double sep, double comb, double none)
+{
+	return (sep - comb) / (sep - none);
+}
+
+static double f_one_minus_ratio(double a, double b, double c)
+{
+	(void)c;
+	return 1 - a / b;
+}
+
+/* ratio of two seed 002 rows at size index k, and of two seed 003 rows */
+#define PRATIO(k, a, b)	round_median(pt[k][a], pt[k][b], NULL, reps, f_ratio)
+#define BRATIO(a, b)	round_median(bt[a], bt[b], NULL, breps, f_ratio)
 
 static int bench_main(int argc, char **argv)
 {
@@ -934,7 +972,7 @@ static int bench_main(int argc, char **argv)
 	char stop_msg[NR_VARIANTS][600], fin[512], comb_info[256] = "", sep_info[256] = "";
 	const char *instr_skip = NULL;
 	cpu_set_t orig;
-	int cpu = -1, reps, par = 0;
+	int cpu = -1, reps, breps, par = 0;
 	long nivcsw;
 	char load0[64], load1[64];
 	double t_start = bench_now_ns(), t_timed;
@@ -943,6 +981,7 @@ static int bench_main(int argc, char **argv)
 			      "usage: bench_memcg [--iters N] [--bulk N] [--reps R] "
 			      "[--instr-iters N] [--instr-bulk N] [--no-instr]");
 	reps = opt.reps > MAX_REPS ? MAX_REPS : opt.reps;
+	breps = reps / 3 > 3 ? reps / 3 : (reps < 3 ? reps : 3);
 
 	self_exe();
 	runner_paths();
@@ -974,9 +1013,11 @@ static int bench_main(int argc, char **argv)
 	       "(servers: %s)\n", alloc_page_size(), alloc_nr_cpus(),
 	       alloc_uses_rseq() ? "rseq" : "per-CPU lock (no rseq)",
 	       runners[V_SEPARATE].rseq && runners[V_LOOKUP].rseq ? "rseq" : "not all rseq");
-	printf("  all processes pinned to CPU %d; median of %d repetitions, every row "
-	       "once per repetition in a rotating order (rows of other builds run in "
-	       "their own process, driven over a pipe, timed there)\n\n", cpu, reps);
+	printf("  all processes pinned to CPU %d; %d rounds (seed 003: %d), every row "
+	       "once per round in a rotating order (rows of other builds run in "
+	       "their own process, driven over a pipe, timed there); a row's figure is "
+	       "the median of its rounds, a ratio the median of the rounds' ratios\n\n",
+	       cpu, reps, breps);
 
 	/* ---- seed 002 ---- */
 	for (size_t k = 0; k < NR_SIZES; k++) {
@@ -985,7 +1026,7 @@ static int bench_main(int argc, char **argv)
 			double st;
 
 			pairs_once(pcells[c].variant, pcells[c].mode, sizes[k],
-				   opt.iters / 100 + 1000, &st);
+				   opt.iters, &st);
 		}
 		for (int r = 0; r < reps; r++)
 			for (int j = 0; j < NR_PCELLS; j++) {
@@ -1005,7 +1046,7 @@ static int bench_main(int argc, char **argv)
 
 		bulk_once(bcells[c].variant, bcells[c].mode, opt.bulk, &a, &f, &st);
 	}
-	for (int r = 0; r < reps; r++)
+	for (int r = 0; r < breps; r++)
 		for (int j = 0; j < NR_BCELLS; j++) {
 			int c = (j + r) % NR_BCELLS;
 
@@ -1013,9 +1054,9 @@ static int bench_main(int argc, char **argv)
 			bt[c][r] = ba[c][r] + bf[c][r];
 		}
 	for (int c = 0; c < NR_BCELLS; c++) {
-		bmed[c] = bench_median(bt[c], reps);
-		bamed[c] = bench_median(ba[c], reps);
-		bfmed[c] = bench_median(bf[c], reps);
+		bmed[c] = bench_median(bt[c], breps);
+		bamed[c] = bench_median(ba[c], breps);
+		bfmed[c] = bench_median(bf[c], breps);
 	}
 	drain_all();
 
@@ -1085,8 +1126,8 @@ static int bench_main(int argc, char **argv)
 	}
 
 	/* ---- seed 002's table ---- */
-	printf("Seed 002: kfree(kmalloc(n, GFP_KERNEL_ACCOUNT)), %lu iterations, ns per "
-	       "pair (median of %d)\n", opt.iters, reps);
+	printf("Seed 002: kfree(kmalloc(n, GFP_KERNEL_ACCOUNT)), rounds of %lu iterations, ns per "
+	       "pair (median of %d rounds; ratios: median of the rounds' ratios)\n", opt.iters, reps);
 	printf("  %-34s", "");
 	for (size_t k = 0; k < NR_SIZES; k++)
 		printf(" %9zu B", sizes[k]);
@@ -1101,23 +1142,23 @@ static int bench_main(int argc, char **argv)
 		if (c == P_COMB) {
 			printf("  %-34s", "combined / no memcg");
 			for (size_t k = 0; k < NR_SIZES; k++)
-				printf(" %11.2f", pmed[k][P_COMB] / pmed[k][P_UNACCT]);
+				printf(" %11.2f", PRATIO(k, P_COMB, P_UNACCT));
 			printf("\n  %-34s", "separate / no memcg");
 			for (size_t k = 0; k < NR_SIZES; k++)
-				printf(" %11.2f", pmed[k][P_SEP] / pmed[k][P_UNACCT]);
+				printf(" %11.2f", PRATIO(k, P_SEP, P_UNACCT));
 			printf("\n  %-34s", "overhead cut (sep-comb)/(sep-none)");
 			for (size_t k = 0; k < NR_SIZES; k++)
-				printf(" %11.2f", (pmed[k][P_SEP] - pmed[k][P_COMB]) /
-				       (pmed[k][P_SEP] - pmed[k][P_UNACCT]));
+				printf(" %11.2f", round_median(pt[k][P_SEP], pt[k][P_COMB],
+							       pt[k][P_UNACCT], reps, f_cut));
 			printf("\n");
 		}
 	}
 	printf("  %-34s", "combined / GFP_KERNEL");
 	for (size_t k = 0; k < NR_SIZES; k++)
-		printf(" %11.2f", pmed[k][P_COMB] / pmed[k][P_PLAIN]);
+		printf(" %11.2f", PRATIO(k, P_COMB, P_PLAIN));
 	printf("\n  %-34s", "kernel limit / no memcg");
 	for (size_t k = 0; k < NR_SIZES; k++)
-		printf(" %11.2f", pmed[k][P_KLIMIT] / pmed[k][P_UNACCT]);
+		printf(" %11.2f", PRATIO(k, P_KLIMIT, P_UNACCT));
 	printf("\n  spread (min..max) of the seed's rows:");
 	for (size_t k = 0; k < NR_SIZES; k++) {
 		double lo, hi;
@@ -1183,7 +1224,8 @@ static int bench_main(int argc, char **argv)
 
 	/* ---- seed 003's table ---- */
 	printf("Seed 003: %lu x kmalloc(8, GFP_KERNEL_ACCOUNT) kept, then all kfree()d, "
-	       "microseconds (median of %d)\n", opt.bulk, reps);
+	       "microseconds (median of %d rounds; ratios: median of the rounds' ratios)\n",
+	       opt.bulk, breps);
 	printf("  %-8s %12s %12s\n", "", "Accounted", "Unaccounted");
 	printf("  %-8s %12.0f %12.0f   (6.1's get_obj_cgroup_from_current(): RCU, css_set, "
 	       "objcg tryget/put, at every allocation)\n",
@@ -1194,22 +1236,24 @@ static int bench_main(int argc, char **argv)
 	       "delta",
 	       (bmed[B_AFTER_ACCT] - bmed[B_BEFORE_ACCT]) / 1e3,
 	       (bmed[B_AFTER_ROOT] - bmed[B_BEFORE_ROOT]) / 1e3,
-	       100.0 * (bmed[B_AFTER_ACCT] / bmed[B_BEFORE_ACCT] - 1),
-	       100.0 * (bmed[B_AFTER_ROOT] / bmed[B_BEFORE_ROOT] - 1));
+	       -100.0 * round_median(bt[B_AFTER_ACCT], bt[B_BEFORE_ACCT], NULL, breps,
+				     f_one_minus_ratio),
+	       -100.0 * round_median(bt[B_AFTER_ROOT], bt[B_BEFORE_ROOT], NULL, breps,
+				     f_one_minus_ratio));
 	printf("  the kernel's table (the patch's, us): before 73650 / 30662, after 66950 / "
 	       "20757\n");
 	printf("  accounted / unaccounted: before %.2f, after %.2f (kernel: "
 	       "73650/30662 = 2.40); root task / no accounting hooks at all (%.0f us): "
 	       "before %.3f, after %.3f\n",
-	       bmed[B_BEFORE_ACCT] / bmed[B_BEFORE_ROOT], bmed[B_AFTER_ACCT] / bmed[B_AFTER_ROOT],
-	       bmed[B_NOHOOKS] / 1e3, bmed[B_BEFORE_ROOT] / bmed[B_NOHOOKS],
-	       bmed[B_AFTER_ROOT] / bmed[B_NOHOOKS]);
+	       BRATIO(B_BEFORE_ACCT, B_BEFORE_ROOT), BRATIO(B_AFTER_ACCT, B_AFTER_ROOT),
+	       bmed[B_NOHOOKS] / 1e3, BRATIO(B_BEFORE_ROOT, B_NOHOOKS),
+	       BRATIO(B_AFTER_ROOT, B_NOHOOKS));
 	printf("  every row: build, us for allocations + frees (median; min..max), of which "
 	       "allocations / frees, instructions per allocation + free\n");
 	for (int c = 0; c < NR_BCELLS; c++) {
 		double lo, hi;
 
-		min_max(bt[c], reps, &lo, &hi);
+		min_max(bt[c], breps, &lo, &hi);
 		printf("    %-28s %-8s %7.0f (%.0f..%.0f) %7.0f / %-7.0f", bcells[c].label,
 		       variant_names[bcells[c].variant], bmed[c] / 1e3, lo / 1e3, hi / 1e3,
 		       bamed[c] / 1e3, bfmed[c] / 1e3);
@@ -1257,22 +1301,22 @@ static int bench_main(int argc, char **argv)
 	printf("\n");
 
 	/* ---- targets ---- */
-	target("acct_time_64", pmed[0][P_COMB] / pmed[0][P_UNACCT], "<=", 1.25, "1.25");
+	target("acct_time_64", PRATIO(0, P_COMB, P_UNACCT), "<=", 1.25, "1.25");
 	target("acct_instr_64", instr_skip ? NAN : pin[0][P_COMB] / pin[0][P_UNACCT],
 	       "<=", 2.0, "2.0");
-	target("acct_time_2312", pmed[1][P_COMB] / pmed[1][P_UNACCT], "<=", 1.25, "1.25");
-	target("acct_time_4096", pmed[2][P_COMB] / pmed[2][P_UNACCT], "<=", 1.25, "1.25");
+	target("acct_time_2312", PRATIO(1, P_COMB, P_UNACCT), "<=", 1.25, "1.25");
+	target("acct_time_4096", PRATIO(2, P_COMB, P_UNACCT), "<=", 1.25, "1.25");
 	/* reported (docs/design.md): with rseq sections structurally under 0.5 (README) */
 	printf("target seed002_cut measured=%.2f goal=reported ok\n",
-	       (pmed[0][P_SEP] - pmed[0][P_COMB]) / (pmed[0][P_SEP] - pmed[0][P_UNACCT]));
-	target("seed003_root_cut", 1 - bmed[B_AFTER_ROOT] / bmed[B_BEFORE_ROOT], ">=", 0.25, "0.25");
-	target("seed003_acct_cut", 1 - bmed[B_AFTER_ACCT] / bmed[B_BEFORE_ACCT], ">=", 0.07, "0.07");
+	       round_median(pt[0][P_SEP], pt[0][P_COMB], pt[0][P_UNACCT], reps, f_cut));
+	target("seed003_root_cut", 1 - BRATIO(B_AFTER_ROOT, B_BEFORE_ROOT), ">=", 0.25, "0.25");
+	target("seed003_acct_cut", 1 - BRATIO(B_AFTER_ACCT, B_BEFORE_ACCT), ">=", 0.07, "0.07");
 	target("seed003_root_cut_instr", instr_skip ? NAN : 1 - bin[B_AFTER_ROOT] / bin[B_BEFORE_ROOT],
 	       ">=", 0.25, "0.25");
 	target("seed003_acct_cut_instr", instr_skip ? NAN : 1 - bin[B_AFTER_ACCT] / bin[B_BEFORE_ACCT],
 	       ">=", 0.07, "0.07");
-	target("root_vs_nohooks", bmed[B_AFTER_ROOT] / bmed[B_NOHOOKS], "<=", 1.05, "1.05");
-	target("acct_vs_root_8", bmed[B_AFTER_ACCT] / bmed[B_AFTER_ROOT], "<=", 1.5, "1.5");
+	target("root_vs_nohooks", BRATIO(B_AFTER_ROOT, B_NOHOOKS), "<=", 1.05, "1.05");
+	target("acct_vs_root_8", BRATIO(B_AFTER_ACCT, B_AFTER_ROOT), "<=", 1.5, "1.5");
 	return 0;
 }
 #endif /* BENCH_MAIN */
