@@ -52,13 +52,15 @@
  *  6. shell_read_x1024: "kmalloc 8 x1024" (a 17411-byte reply) on one
  *     memcgfs.ctl fd, its reply read by a bash script's "read -r r <&3" and
  *     by C (read(2) of 64 KiB until the newline): microseconds per reply,
- *     timed around the read alone (bash: $EPOCHREALTIME), medians of R runs
+ *     timed around the read alone (bash: $EPOCHREALTIME), medians of 3R runs
  *     of 24 requests each (the handles freed between requests, not timed).
  *     bash runs under LC_ALL=C.UTF-8 (gated: a UTF-8 locale, as users
  *     have; bash's read costs more per byte in one) and LC_ALL=C.
  *
- * Times are medians of R repetitions (--reps, 5) of D-second runs (--secs,
- * 0.25), the compared variants interleaved in a rotating order within each.
+ * Times are medians of R rounds (--reps, 21) of D-second runs (--secs,
+ * 0.1), the compared variants interleaved in a rotating order within each;
+ * a ratio is the median of the rounds' own ratios, so that a drift of the
+ * shared machine's speed lands in both sides of a round, not in one row.
  * Ends with one "target NAME measured=V goal=OPV ok|MISS" line per target;
  * a MISS does not fail the benchmark, an internal error does (exit 2).
  * Without root, /dev/fuse or fusermount3 it prints why and exits 77 (skip).
@@ -102,8 +104,8 @@
 
 #define MAX_REPS	64
 
-static int opt_reps = 5;
-static double opt_secs = 0.25;
+static int opt_reps = 21;
+static double opt_secs = 0.1;
 static long opt_cgroups = 10000;
 
 /* ---- the daemons, and always taking them down ---- */
@@ -111,7 +113,7 @@ static long opt_cgroups = 10000;
 enum { D_MCG_PIN, D_MCG_FREE, D_MINI_PIN, D_MINI_FREE, D_LXCFS, NR_DAEMONS };
 static const char *const daemon_names[NR_DAEMONS] = {
 	"memcgfs (pinned)", "memcgfs (unpinned)", "minifuse (pinned)", "minifuse (unpinned)",
-	"lxcfs (unpinned)"
+	"lxcfs (pinned)"
 };
 
 static struct bench_daemon daemons[NR_DAEMONS];
@@ -258,11 +260,12 @@ static double rate_of(unit_fn fn, void *ctx, double secs)
 
 /*
  * Rates (units/s) of nr variants: a warm-up, then reps rounds, the variants
- * in a rotating order within each round; the medians go to med[].
+ * in a rotating order within each round; the medians go to med[], each
+ * round's rates to v[] (for round_ratio).
  */
-static void measure(int nr, unit_fn const *fns, void *const *ctxs, double *med)
+static void measure(int nr, unit_fn const *fns, void *const *ctxs, double *med,
+		    double (*v)[MAX_REPS])
 {
-	double v[8][MAX_REPS];
 
 	for (int m = 0; m < nr; m++)
 		rate_of(fns[m], ctxs[m], opt_secs / 5);
@@ -274,6 +277,16 @@ static void measure(int nr, unit_fn const *fns, void *const *ctxs, double *med)
 		}
 	for (int m = 0; m < nr; m++)
 		med[m] = bench_median(v[m], opt_reps);
+}
+
+/* The median over the rounds of a[r] / b[r]. */
+static double round_ratio(const double *a, const double *b)
+{
+	double q[MAX_REPS];
+
+	for (int r = 0; r < opt_reps; r++)
+		q[r] = a[r] / b[r];
+	return bench_median(q, opt_reps);
 }
 
 /* ---- 1. one ioctl round trip ---- */
@@ -818,18 +831,23 @@ static void shell_run_bash(const char *script, const char *file, const char *loc
 	res->cycle_us = cycle_us / SHELL_REQS;
 }
 
-/* Medians of reps runs of each of NR_SH, interleaved. */
-static void shell_measure(const char *mnt, struct shell_run med[NR_SH])
+/*
+ * Medians of reps runs of each of NR_SH, interleaved; *ratio: the median of
+ * the rounds' bash (C.UTF-8) / C read times.
+ */
+static void shell_measure(const char *mnt, struct shell_run med[NR_SH], double *ratio)
 {
 	struct shell_run v[NR_SH][MAX_REPS], warm;
 	double a[MAX_REPS], b[MAX_REPS];
 	char ctl[PATH_MAX], file[PATH_MAX];
+	/* a bash run is short and its start-up noisy: three times the rounds */
+	int shell_reps = opt_reps * 3 > MAX_REPS ? MAX_REPS : opt_reps * 3;
 
 	bench_pathf(ctl, sizeof(ctl), "%s/memcgfs.ctl", mnt);
 	bench_pathf(file, sizeof(file), "%s/reply", tmpdir);
 	shell_run_c(mnt, &warm, file);
 	shell_run_bash(shell_script, ctl, "C", &warm);
-	for (int r = 0; r < opt_reps; r++)
+	for (int r = 0; r < shell_reps; r++)
 		for (int j = 0; j < NR_SH; j++) {
 			int m = (j + r) % NR_SH;
 
@@ -842,13 +860,16 @@ static void shell_measure(const char *mnt, struct shell_run med[NR_SH])
 					       &v[m][r]);
 		}
 	unlink(file);
+	for (int r = 0; r < shell_reps; r++)
+		a[r] = v[SH_BASH_UTF8][r].read_us / v[SH_C][r].read_us;
+	*ratio = bench_median(a, shell_reps);
 	for (int m = 0; m < NR_SH; m++) {
-		for (int r = 0; r < opt_reps; r++) {
+		for (int r = 0; r < shell_reps; r++) {
 			a[r] = v[m][r].read_us;
 			b[r] = v[m][r].cycle_us;
 		}
-		med[m].read_us = bench_median(a, opt_reps);
-		med[m].cycle_us = bench_median(b, opt_reps);
+		med[m].read_us = bench_median(a, shell_reps);
+		med[m].cycle_us = bench_median(b, shell_reps);
 	}
 }
 
@@ -1000,7 +1021,8 @@ int main(int argc, char **argv)
 		const char *av[] = { lxcfs, "-f", "-p", pidfile, daemons[D_LXCFS].mnt, NULL };
 
 		bench_pathf(pidfile, sizeof(pidfile), "%s/lxcfs.pid", tmpdir);
-		have_lxcfs = start_daemon(D_LXCFS, -1, av, false);
+		/* on the pinned daemons' CPU: the gated figures are pinned */
+		have_lxcfs = start_daemon(D_LXCFS, cpu, av, false);
 		unlink(pidfile);
 	}
 
@@ -1015,6 +1037,7 @@ int main(int argc, char **argv)
 
 	/* ---- 1 ---- */
 	double io_med[2][3];
+	static double io_v[2][3][MAX_REPS];
 	{
 		static struct ioctl_ctx c[2][3];
 		unit_fn fns[3] = { unit_ioctl_pair, unit_ioctl_nop, unit_ioctl_mini };
@@ -1026,7 +1049,7 @@ int main(int argc, char **argv)
 			c[p][1].fd = c[p][0].fd;
 			c[p][2].fd = open_ctl(daemons[D_MINI_PIN + p].mnt, "ctl");
 			set_affinity(0, p ? -1 : cpu);
-			measure(3, fns, ctxs, io_med[p]);
+			measure(3, fns, ctxs, io_med[p], io_v[p]);
 			close(c[p][0].fd);
 			close(c[p][2].fd);
 		}
@@ -1044,13 +1067,14 @@ int main(int argc, char **argv)
 			printf("  %-56s %7.0f (%4.1f) %7.0f (%4.1f)\n", row[m],
 			       io_med[0][m], 1e6 / io_med[0][m], io_med[1][m], 1e6 / io_med[1][m]);
 		printf("  %-56s %14.2f %14.2f\n", "memcgfs kmalloc/kfree / minifuse",
-		       io_med[0][0] / io_med[0][2], io_med[1][0] / io_med[1][2]);
+		       round_ratio(io_v[0][0], io_v[0][2]), round_ratio(io_v[1][0], io_v[1][2]));
 		printf("  %-56s %14.2f %14.2f\n\n", "memcgfs invalid op / minifuse",
-		       io_med[0][1] / io_med[0][2], io_med[1][1] / io_med[1][2]);
+		       round_ratio(io_v[0][1], io_v[0][2]), round_ratio(io_v[1][1], io_v[1][2]));
 	}
 
 	/* ---- 2 ---- */
 	double bt_med[2][2];
+	static double bt_v[2][2][MAX_REPS];
 	{
 		static struct text_ctx tc[2];
 		static struct batch_ctx bc[2];
@@ -1062,7 +1086,7 @@ int main(int argc, char **argv)
 			tc[p].fd = open_ctl(daemons[D_MCG_PIN + p].mnt, "memcgfs.ctl");
 			bc[p].fd = open_ctl(daemons[D_MCG_PIN + p].mnt, "memcgfs.ctl");
 			set_affinity(0, p ? -1 : cpu);
-			measure(2, fns, ctxs, bt_med[p]);
+			measure(2, fns, ctxs, bt_med[p], bt_v[p]);
 			close(tc[p].fd);
 			close(bc[p].fd);
 		}
@@ -1074,8 +1098,8 @@ int main(int argc, char **argv)
 		       bt_med[0][0], bt_med[1][0]);
 		printf("  %-47s (%3d ops) %14.0f %14.0f\n", "batch: MEMCGFS_IOC_BATCH_MAX, 16376 bytes",
 		       (int)BATCH_OPS, bt_med[0][1], bt_med[1][1]);
-		printf("  %-56s %14.1f %14.1f\n", "batch / text", bt_med[0][1] / bt_med[0][0],
-		       bt_med[1][1] / bt_med[1][0]);
+		printf("  %-56s %14.1f %14.1f\n", "batch / text",
+		       round_ratio(bt_v[0][1], bt_v[0][0]), round_ratio(bt_v[1][1], bt_v[1][0]));
 		printf("  %-56s %14.2f %14.2f\n\n", "us per batched command (2 ioctls / 818)",
 		       1e6 / bt_med[0][1], 1e6 / bt_med[1][1]);
 	}
@@ -1084,6 +1108,7 @@ int main(int argc, char **argv)
 	/* the variants: memcgfs, minifuse, then the host's file and LXCFS's if there */
 	enum { C_MCG, C_MINI, C_HOST, C_LXCFS, NR_CAT };
 	double cat_med[2][NR_CAT] = { { 0 } };
+	static double cat_v[2][NR_CAT][MAX_REPS];
 	struct cat_ctx cc[2][NR_CAT];
 	{
 		char mcg_stat[2][PATH_MAX], mini_stat[2][PATH_MAX], lx_meminfo[PATH_MAX];
@@ -1094,7 +1119,7 @@ int main(int argc, char **argv)
 			unit_fn fns[NR_CAT] = { unit_cat, unit_cat, unit_cat, unit_cat };
 			void *ctxs[NR_CAT];
 			int idx[NR_CAT], nr = 0;
-			double med[NR_CAT];
+			double med[NR_CAT], rv[NR_CAT][MAX_REPS];
 
 			bench_pathf(mcg_stat[p], PATH_MAX, "%s/bench/memory.stat", daemons[D_MCG_PIN + p].mnt);
 			bench_pathf(mini_stat[p], PATH_MAX, "%s/stat", daemons[D_MINI_PIN + p].mnt);
@@ -1108,9 +1133,11 @@ int main(int argc, char **argv)
 					ctxs[nr++] = &cc[p][v];
 				}
 			set_affinity(0, p ? -1 : cpu);
-			measure(nr, fns, ctxs, med);
-			for (int k = 0; k < nr; k++)
+			measure(nr, fns, ctxs, med, rv);
+			for (int k = 0; k < nr; k++) {
 				cat_med[p][idx[k]] = med[k];
+				memcpy(cat_v[p][idx[k]], rv[k], sizeof(rv[k]));
+			}
 		}
 		set_affinity(0, -1);
 		printf("3. cat_stat_vs_host: open + read to EOF (64 KiB reads) + close of "
@@ -1124,17 +1151,18 @@ int main(int argc, char **argv)
 			printf("  %-47s (%4zd B) %14.1f %14.1f\n", "host cgroupfs (below)",
 			       cc[0][2].size, 1e6 / cat_med[0][2], 1e6 / cat_med[1][2]);
 			printf("  %-56s %14.2f %14.2f\n", "memcgfs / host",
-			       cat_med[0][2] / cat_med[0][0], cat_med[1][2] / cat_med[1][0]);
+			       round_ratio(cat_v[0][2], cat_v[0][0]), round_ratio(cat_v[1][2], cat_v[1][0]));
 			printf("  %-56s %14.2f %14.2f\n", "minifuse / host",
-			       cat_med[0][2] / cat_med[0][1], cat_med[1][2] / cat_med[1][1]);
+			       round_ratio(cat_v[0][2], cat_v[0][1]), round_ratio(cat_v[1][2], cat_v[1][1]));
 		}
 		printf("  %-56s %14.2f %14.2f\n", "memcgfs / minifuse",
-		       cat_med[0][1] / cat_med[0][0], cat_med[1][1] / cat_med[1][0]);
+		       round_ratio(cat_v[0][1], cat_v[0][0]), round_ratio(cat_v[1][1], cat_v[1][0]));
 		if (have_lxcfs) {
-			printf("  %-47s (%4zd B) %14.1f %14.1f\n", "lxcfs /proc/meminfo (its daemon unpinned)",
+			printf("  %-47s (%4zd B) %14.1f %14.1f\n", "lxcfs /proc/meminfo (its daemon pinned)",
 			       cc[0][C_LXCFS].size, 1e6 / cat_med[0][C_LXCFS], 1e6 / cat_med[1][C_LXCFS]);
 			printf("  %-56s %14.2f %14.2f\n", "memcgfs / lxcfs",
-			       cat_med[0][C_LXCFS] / cat_med[0][0], cat_med[1][C_LXCFS] / cat_med[1][0]);
+			       round_ratio(cat_v[0][C_LXCFS], cat_v[0][0]),
+			       round_ratio(cat_v[1][C_LXCFS], cat_v[1][0]));
 		} else {
 			printf("  lxcfs: not run (%s: %s)\n", lxcfs,
 			       access(lxcfs, X_OK) ? "not installed" : "did not mount");
@@ -1204,6 +1232,7 @@ int main(int argc, char **argv)
 
 	/* ---- 6 ---- */
 	struct shell_run sh[2][NR_SH];
+	double sh_ratio[2];
 	{
 		static const char *const row[NR_SH] = {
 			"C: read(2) of 64 KiB until the newline",
@@ -1214,7 +1243,7 @@ int main(int argc, char **argv)
 
 		for (int p = 0; p < 2; p++) {
 			set_affinity(0, p ? -1 : cpu);
-			shell_measure(daemons[D_MCG_PIN + p].mnt, sh[p]);
+			shell_measure(daemons[D_MCG_PIN + p].mnt, sh[p], &sh_ratio[p]);
 		}
 		set_affinity(0, -1);
 		printf("6. shell_read_x1024: \"%.*s\" (a %d-byte reply), its reply read by "
@@ -1223,9 +1252,8 @@ int main(int argc, char **argv)
 		printf("  %-56s %14s %14s\n", "", "pinned", "unpinned");
 		for (int m = 0; m < NR_SH; m++)
 			printf("  %-56s %14.1f %14.1f\n", row[m], sh[0][m].read_us, sh[1][m].read_us);
-		printf("  %-56s %14.2f %14.2f\n", "bash (C.UTF-8) / C",
-		       sh[0][SH_BASH_UTF8].read_us / sh[0][SH_C].read_us,
-		       sh[1][SH_BASH_UTF8].read_us / sh[1][SH_C].read_us);
+		printf("  %-56s %14.2f %14.2f\n", "bash (C.UTF-8) / C (the rounds' ratios)",
+		       sh_ratio[0], sh_ratio[1]);
 		printf("  %-56s %14.2f %14.2f\n", "bash (C) / C",
 		       sh[0][SH_BASH_C].read_us / sh[0][SH_C].read_us,
 		       sh[1][SH_BASH_C].read_us / sh[1][SH_C].read_us);
@@ -1250,24 +1278,24 @@ int main(int argc, char **argv)
 		char buf[64];
 		double v;
 
-		v = io_med[0][0] / io_med[0][2];
+		v = round_ratio(io_v[0][0], io_v[0][2]);
 		snprintf(buf, sizeof(buf), "%.2f", v);
 		bench_target("ctl_ioctl_vs_minimal", buf, ">=0.8", strtod(buf, NULL) >= 0.8);
-		v = bt_med[0][1] / bt_med[0][0];
+		v = round_ratio(bt_v[0][1], bt_v[0][0]);
 		snprintf(buf, sizeof(buf), "%.1f", v);
 		bench_target("ctl_batch_vs_text", buf, ">=100", strtod(buf, NULL) >= 100);
 		if (have_host) {
-			v = cat_med[0][C_HOST] / cat_med[0][C_MCG];
+			v = round_ratio(cat_v[0][C_HOST], cat_v[0][C_MCG]);
 			snprintf(buf, sizeof(buf), "%.2f", v);
 			bench_target("cat_stat_vs_host", buf, "<=3.0", strtod(buf, NULL) <= 3.0);
 		} else {
 			bench_target("cat_stat_vs_host", "none", "<=3.0", false);
 		}
-		v = cat_med[0][C_MINI] / cat_med[0][C_MCG];
+		v = round_ratio(cat_v[0][C_MINI], cat_v[0][C_MCG]);
 		snprintf(buf, sizeof(buf), "%.2f", v);
 		bench_target("cat_stat_vs_minifuse", buf, "<=0.75", strtod(buf, NULL) <= 0.75);
 		if (have_lxcfs) {
-			snprintf(buf, sizeof(buf), "%.2f", cat_med[0][C_LXCFS] / cat_med[0][C_MCG]);
+			snprintf(buf, sizeof(buf), "%.2f", round_ratio(cat_v[0][C_LXCFS], cat_v[0][C_MCG]));
 			bench_target("cat_stat_vs_lxcfs", buf, "reported", true);
 		} else {
 			bench_target("cat_stat_vs_lxcfs", "none", "reported", true);
@@ -1282,7 +1310,7 @@ int main(int argc, char **argv)
 				 (double)opt_cgroups);
 			bench_target("bytes_per_cgroup", buf, "<=16384", strtod(buf, NULL) <= 16384);
 		}
-		snprintf(buf, sizeof(buf), "%.2f", sh[0][SH_BASH_UTF8].read_us / sh[0][SH_C].read_us);
+		snprintf(buf, sizeof(buf), "%.2f", sh_ratio[0]);
 		bench_target("shell_read_x1024", buf, "<=5.0", strtod(buf, NULL) <= 5.0);
 	}
 	return 0;
