@@ -1052,27 +1052,30 @@ static __noinline void *slab_alloc_accounted(struct kmem_cache *s, gfp_t gfp, vo
  * memcg_slab_free_hook + the free of an object that was charged: its slot
  * emptied, the object freed, then the charge given back (the kernel
  * uncharges first; the order is invisible, and this way nothing is kept
- * across a call).  What the uncharge needs is read before the free.
+ * across a call but for the slow path's).  The node is read before the
+ * free: once the object is back, the slab may be discarded and made anew.
  */
-static __always_inline void __slab_free_accounted(struct slab *slab, void *obj,
-						  struct slabobj_ext *ext,
-						  struct obj_cgroup *objcg)
+static __noinline void slab_free_accounted_slow(struct kmem_cache *s, struct slab *slab,
+						void *obj, struct obj_cgroup *objcg, int nid)
 {
-	struct kmem_cache *s = slab->cache;
-	unsigned int full_size = s->size + (unsigned int)sizeof(void *);
-	bool reclaimable = s->reclaimable;
-	int nid = slab->nid;
-
-	ext->objcg = NULL;
-	if (unlikely(!slab_free_fast(s, slab, obj)))
-		slab_free_slow(s, slab, obj);
-	__memcg_slab_free_hook(objcg, full_size, reclaimable, nid);
+	slab_free_slow(s, slab, obj);
+	__memcg_slab_free_hook(objcg, s->size + (unsigned int)sizeof(void *), s->reclaimable,
+			       nid);
 }
 
 static __noinline void slab_free_accounted(struct slab *slab, void *obj,
 					   struct slabobj_ext *ext, struct obj_cgroup *objcg)
 {
-	__slab_free_accounted(slab, obj, ext, objcg);
+	struct kmem_cache *s = slab->cache;
+	int nid = slab->nid;
+
+	ext->objcg = NULL;
+	if (unlikely(!slab_free_fast(s, slab, obj))) {
+		slab_free_accounted_slow(s, slab, obj, objcg, nid);
+		return;
+	}
+	__memcg_slab_free_hook(objcg, s->size + (unsigned int)sizeof(void *), s->reclaimable,
+			       nid);
 }
 
 /* The objcg slot of an object of a slab with a vector. */
