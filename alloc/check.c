@@ -156,7 +156,7 @@ static int check_locked(char *msg, size_t len)
 					ncpu = walk_freelist(s, slab, cc->freelist, seen);
 				}
 				if (cc->pend_slab == slab) {
-					long np = walk_freelist(s, slab, cc->pend_head, seen);
+					long np = walk_freelist(s, slab, PEND_HEAD(cc->pend), seen);
 					char *t = cc->pend_tail;
 					uintptr_t toff = (uintptr_t)(t - slab->base);
 
@@ -165,6 +165,9 @@ static int check_locked(char *msg, size_t len)
 							toff / s->size >= slab->objects ||
 							!seen[toff / s->size] ||
 							*(void **)(t + s->offset)))
+						np = -1;
+					/* and its length is the count the run keeps */
+					if (np >= 0 && np != PEND_LEN(cc->pend))
 						np = -1;
 					npend = np < 0 || npend < 0 ? -1 : npend + np;
 				}

@@ -214,26 +214,32 @@ struct slab {
 
 /*
  * Layout the restartable sequences know: freelist at 0, slab at 8, lock at
- * 16, pend_head at 24, pend_slab at 32.  The pending run's head and slab
- * are laid out as the freelist and the CPU slab, 24 bytes on, so that one
- * push serves both (slub.c, rseq_free_push).
+ * 16, pend at 24, pend_slab at 32 (slub.c, rseq_free_push).
  *
  * pend_*: objects freed on this CPU to one slab that is not the CPU slab,
  * chained through their free pointers and handed back to that slab in one
- * locked section when a free for another slab comes (or on flush), its
- * length counted then.  This is
+ * locked section when a free for another slab comes (or on flush).  pend
+ * is the run's head (a user address: below 2^48) and, in its top 16 bits,
+ * the run's length (a slab has at most 65535 objects), so that a push
+ * commits both in one store and nothing walks the run to count it (a walk
+ * through 512 just-freed objects is a chain of dependent loads).  This is
  * the kernel's detached freelist (build_detached_freelist, which
  * kmem_cache_free_bulk hands to __slab_free in one cmpxchg) kept across
  * calls: a run of frees to one slab costs one atomic operation instead of
  * one each.  Pending objects still count in the slab's inuse, so the slab
  * cannot be discarded under them; memcg has uncharged them already.
  */
+#define PEND_SHIFT		48
+#define PEND_HEAD(pend)		((void *)(uintptr_t)((pend) & ((1ull << PEND_SHIFT) - 1)))
+#define PEND_LEN(pend)		((unsigned int)((pend) >> PEND_SHIFT))
+#define PEND_MAKE(head, len)	((uint64_t)(len) << PEND_SHIFT | (uint64_t)(uintptr_t)(head))
+
 struct kmem_cache_cpu {
 	void *freelist;
 	struct slab *slab;
 	_Atomic uint32_t lock;
 	uint32_t pad;
-	void *pend_head;
+	uint64_t pend;			/* PEND_LEN(pend) << 48 | the run's head */
 	struct slab *pend_slab;
 	void *pend_tail;		/* the run's first object, its last link */
 	struct slab *partial;

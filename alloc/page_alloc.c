@@ -478,6 +478,11 @@ int alloc_init(const struct alloc_config *cfg)
 			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (machine.map == MAP_FAILED)
 		return -ENOMEM;
+	/* a pending run's word keeps an object's address in 48 bits (internal.h) */
+	if (((uintptr_t)machine.map + machine.map_len) >> PEND_SHIFT) {
+		munmap(machine.map, machine.map_len);
+		return -ENOMEM;
+	}
 	machine.base = (char *)ALIGN((uintptr_t)machine.map, (uintptr_t)block);
 
 	machine.table_len = ALIGN(machine.nr_pages * sizeof(struct page), (size_t)4096);

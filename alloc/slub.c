@@ -763,15 +763,15 @@ static __always_inline void *rseq_freelist_pop(struct kmem_cache_cpu *cpu_slab,
 	return obj;
 }
 
-_Static_assert(__builtin_offsetof(struct kmem_cache_cpu, pend_head) == 24, "rseq layout");
+_Static_assert(__builtin_offsetof(struct kmem_cache_cpu, pend) == 24, "rseq layout");
 _Static_assert(__builtin_offsetof(struct kmem_cache_cpu, pend_slab) == 32, "rseq layout");
 
 /*
  * Push obj onto the CPU freelist if its slab is the CPU slab, else onto the
  * pending run if the run is for its slab: true when done, false for the
  * slow path (the slot's lock is held, or the object belongs to neither).
- * The run's head and slab sit as the freelist and the CPU slab do, 24 bytes
- * on: one section, one commit for both.
+ * One section, one commit store for either: the freelist's new head, or
+ * the run's word (its new head and its length plus one, PEND_MAKE).
  */
 static __always_inline bool rseq_free_push(struct kmem_cache_cpu *cpu_slab,
 					   unsigned long offset, struct slab *slab,
@@ -794,18 +794,31 @@ static __always_inline bool rseq_free_push(struct kmem_cache_cpu *cpu_slab,
 		"je 5f\n\t"
 		"cmpq %[slab], 32(%%rax)\n\t"
 		"jnz %l[slow]\n\t"
+		/* the run: its head (the low 48 bits) into obj, then obj and len + 1 */
+		"movq 24(%%rax), %%r11\n\t"
+		"movq %%r11, %%rcx\n\t"
+		"shlq $16, %%rcx\n\t"
+		"shrq $16, %%rcx\n\t"
+		"movq %%rcx, (%[obj], %[off])\n\t"
+		"shrq $48, %%r11\n\t"
+		"addq $1, %%r11\n\t"
+		"shlq $48, %%r11\n\t"
+		"orq %[obj], %%r11\n\t"
 		"addq $24, %%rax\n\t"
+		"jmp 7f\n\t"
 		"5:\n\t"
 		"movq (%%rax), %%r11\n\t"
 		"movq %%r11, (%[obj], %[off])\n\t"
-		"movq %[obj], (%%rax)\n\t"
+		"movq %[obj], %%r11\n\t"
+		"7:\n\t"
+		"movq %%r11, (%%rax)\n\t"
 		"2:\n\t"
 		RSEQ_ABORT_RESTART
 		".popsection\n\t"
 		:
 		: [rseq_off] "r"(alloc_rseq_offset), [base] "r"(cpu_slab),
 		  [off] "r"(offset), [slab] "r"(slab), [obj] "r"(obj)
-		: "memory", "cc", "rax", "r11"
+		: "memory", "cc", "rax", "rcx", "r11"
 		: slow);
 	return true;
 slow:
@@ -907,14 +920,14 @@ struct pending {
  */
 static void take_pending(struct kmem_cache *s, struct kmem_cache_cpu *c, struct pending *p)
 {
+	(void)s;
 	p->slab = c->pend_slab;
-	p->head = c->pend_head;
+	p->head = PEND_HEAD(c->pend);
 	p->tail = c->pend_tail;
-	p->cnt = 0;
-	for (void *q = p->head; q; q = get_freepointer(s, q))
-		p->cnt++;
+	p->cnt = PEND_LEN(c->pend);
 	c->pend_slab = NULL;
-	c->pend_head = c->pend_tail = NULL;
+	c->pend = 0;
+	c->pend_tail = NULL;
 }
 
 static void flush_pending(struct kmem_cache *s, struct pending *p)
@@ -939,8 +952,8 @@ static __noinline void slab_free_slow(struct kmem_cache *s, struct slab *slab, v
 		return;
 	}
 	if (c->pend_slab == slab) {
-		set_freepointer(s, obj, c->pend_head);
-		c->pend_head = obj;
+		set_freepointer(s, obj, PEND_HEAD(c->pend));
+		c->pend = PEND_MAKE(obj, PEND_LEN(c->pend) + 1);
 		slot_unlock(c);
 		return;
 	}
@@ -948,7 +961,8 @@ static __noinline void slab_free_slow(struct kmem_cache *s, struct slab *slab, v
 	take_pending(s, c, &old);
 	set_freepointer(s, obj, NULL);
 	c->pend_slab = slab;
-	c->pend_head = c->pend_tail = obj;
+	c->pend = PEND_MAKE(obj, 1);
+	c->pend_tail = obj;
 	slot_unlock(c);
 	flush_pending(s, &old);
 }
