@@ -462,8 +462,10 @@ slow:										\
 
 DEFINE_OBJ_STOCK_SECTION(obj_stock_adjust_recl, BYTES_ADD, "addl", 16, COMBINE_RECL)
 DEFINE_OBJ_STOCK_SECTION(obj_stock_adjust_unrecl, BYTES_ADD, "addl", 24, COMBINE_UNRECL)
+#ifndef MEMCG_OBJ_STOCK_SEPARATE	/* the separate path charges with obj_stock_try */
 DEFINE_OBJ_STOCK_SECTION(obj_stock_take_recl, BYTES_TAKE, "addl", 16, COMBINE_RECL)
 DEFINE_OBJ_STOCK_SECTION(obj_stock_take_unrecl, BYTES_TAKE, "addl", 24, COMBINE_UNRECL)
+#endif
 
 /*
  * One attempt at the stock on an rseq thread: 0 done, 1 slow path, -1
@@ -478,6 +480,7 @@ obj_stock_try(struct obj_cgroup *objcg, int nid, bool reclaimable, int dn, int d
 			   : obj_stock_adjust_unrecl(objcg, nid, dn, ds);
 }
 
+#ifndef MEMCG_OBJ_STOCK_SEPARATE
 /* The same for a slab charge: nr_bytes -= size, the statistic += size. */
 static inline __attribute__((always_inline)) int
 obj_stock_take_try(struct obj_cgroup *objcg, int nid, bool reclaimable, int size)
@@ -487,6 +490,7 @@ obj_stock_take_try(struct obj_cgroup *objcg, int nid, bool reclaimable, int size
 	return reclaimable ? obj_stock_take_recl(objcg, nid, size, size)
 			   : obj_stock_take_unrecl(objcg, nid, size, size);
 }
+#endif
 
 /* The stock fast path on an rseq thread: true when done. */
 static inline __attribute__((always_inline)) bool
@@ -507,12 +511,14 @@ static inline int obj_stock_try(struct obj_cgroup *objcg, int nid, bool reclaima
 	return 1;
 }
 
+#ifndef MEMCG_OBJ_STOCK_SEPARATE
 static inline int obj_stock_take_try(struct obj_cgroup *objcg, int nid, bool reclaimable,
 				     int size)
 {
 	(void)objcg; (void)nid; (void)reclaimable; (void)size;
 	return 1;
 }
+#endif
 
 static inline bool obj_stock_fast(struct obj_cgroup *objcg, int nid, bool reclaimable,
 				  int dn, int ds)
