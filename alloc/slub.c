@@ -915,12 +915,11 @@ struct pending {
 };
 
 /*
- * Detach c's pending list (c locked) and count it; hand it to __slab_free
+ * Detach c's pending list (c locked) with its length; hand it to __slab_free
  * unlocked.
  */
-static void take_pending(struct kmem_cache *s, struct kmem_cache_cpu *c, struct pending *p)
+static void take_pending(struct kmem_cache_cpu *c, struct pending *p)
 {
-	(void)s;
 	p->slab = c->pend_slab;
 	p->head = PEND_HEAD(c->pend);
 	p->tail = c->pend_tail;
@@ -958,7 +957,7 @@ static __noinline void slab_free_slow(struct kmem_cache *s, struct slab *slab, v
 		return;
 	}
 	/* a new run starts: the old one goes back to its slab */
-	take_pending(s, c, &old);
+	take_pending(c, &old);
 	set_freepointer(s, obj, NULL);
 	c->pend_slab = slab;
 	c->pend = PEND_MAKE(obj, 1);
@@ -1001,15 +1000,16 @@ static __always_inline void do_slab_free(struct kmem_cache *s, struct slab *slab
 /* memcg_slab_post_alloc_hook(): false when the charge failed. */
 static bool memcg_slab_post_alloc_hook(struct kmem_cache *s, gfp_t gfp, void *obj)
 {
-	struct slab *slab = machine.slab_of[((uintptr_t)obj - (uintptr_t)machine.base) >>
-					    machine.page_shift];
-	unsigned int full_size = s->size + (unsigned int)sizeof(void *);
-	struct slabobj_ext *v = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
 	uintptr_t cur = memcg_current_word();
+	struct slab *slab;
+	unsigned int full_size = s->size + (unsigned int)sizeof(void *);
+	struct slabobj_ext *v;
 	int r;
 
 	if (!cur)
 		return true;	/* a root task: nothing to charge */
+	slab = machine.slab_of[((uintptr_t)obj - (uintptr_t)machine.base) >> machine.page_shift];
+	v = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
 	r = __memcg_slab_post_alloc_hook(cur, gfp, v ? &v[obj_to_index(s, slab, obj)] : NULL,
 					 full_size, s->reclaimable, slab->nid);
 	if (r == 1) {
@@ -1041,8 +1041,8 @@ static __noinline void *slab_alloc_accounted_slow(struct kmem_cache *s, gfp_t gf
  * 0 means a memcg below the root exists, so memcg_kmem_online() needs no
  * test here.
  */
-static __always_inline void *__slab_alloc_accounted(struct kmem_cache *s, gfp_t gfp, void *obj,
-						     uintptr_t cur)
+static __noinline void *slab_alloc_accounted(struct kmem_cache *s, gfp_t gfp, void *obj,
+					     uintptr_t cur)
 {
 	struct slab *slab;
 	struct slabobj_ext *v;
@@ -1054,12 +1054,6 @@ static __always_inline void *__slab_alloc_accounted(struct kmem_cache *s, gfp_t 
 			s->size + (unsigned int)sizeof(void *), s->reclaimable, slab->nid)))
 		return obj;
 	return slab_alloc_accounted_slow(s, gfp, obj);
-}
-
-static __noinline void *slab_alloc_accounted(struct kmem_cache *s, gfp_t gfp, void *obj,
-					     uintptr_t cur)
-{
-	return __slab_alloc_accounted(s, gfp, obj, cur);
 }
 
 /*
@@ -1092,11 +1086,21 @@ static __noinline void slab_free_accounted(struct slab *slab, void *obj,
 			       nid);
 }
 
-/* The objcg slot of an object of a slab with a vector. */
-static __always_inline struct slabobj_ext *obj_ext(struct kmem_cache *s, struct slab *slab,
-						   struct slabobj_ext *v, const void *obj)
+/*
+ * The free of an object whose slab has a vector and whose slot holds an
+ * objcg: true when done.  A root task's object in such a slab (an empty
+ * slot) has nothing to give back: false, freed as any other.
+ */
+static __always_inline bool slab_free_charged(struct kmem_cache *s, struct slab *slab,
+					      struct slabobj_ext *v, void *obj)
 {
-	return &v[obj_to_index(s, slab, obj)];
+	struct slabobj_ext *ext = &v[obj_to_index(s, slab, obj)];
+	struct obj_cgroup *objcg = ext->objcg;
+
+	if (!objcg)
+		return false;
+	slab_free_accounted(slab, obj, ext, objcg);
+	return true;
 }
 
 /*
@@ -1176,15 +1180,8 @@ static __noinline void slab_free_finish(struct kmem_cache *s, struct slab *slab,
 	if (memcg_kmem_online()) {
 		struct slabobj_ext *v = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
 
-		if (v) {
-			struct slabobj_ext *ext = obj_ext(s, slab, v, obj);
-			struct obj_cgroup *objcg = ext->objcg;
-
-			if (objcg) {
-				slab_free_accounted(slab, obj, ext, objcg);
-				return;
-			}
-		}
+		if (v && slab_free_charged(s, slab, v, obj))
+			return;
 	}
 	do_slab_free(s, slab, obj);
 }
@@ -1296,16 +1293,8 @@ static __always_inline void __kfree(const void *obj, uintptr_t off)
 		return;
 	}
 	v = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
-	if (unlikely(v)) {
-		/* a root task's object in an accounted slab: nothing to give back */
-		struct slabobj_ext *ext = obj_ext(slab->cache, slab, v, obj);
-		struct obj_cgroup *objcg = ext->objcg;
-
-		if (objcg) {
-			slab_free_accounted(slab, (void *)obj, ext, objcg);
-			return;
-		}
-	}
+	if (unlikely(v) && slab_free_charged(slab->cache, slab, v, (void *)obj))
+		return;
 	if (!slab_free_fast(slab->cache, slab, (void *)obj))
 		slab_free_slow(slab->cache, slab, (void *)obj);
 }
@@ -1388,7 +1377,7 @@ int flush_all(struct kmem_cache *s)
 		struct kmem_cache_cpu *c = slot_lock(s, cpu);
 		struct pending pend;
 
-		take_pending(s, c, &pend);
+		take_pending(c, &pend);
 		slot_unlock(c);
 		flush_pending(s, &pend);
 	}
