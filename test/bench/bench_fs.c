@@ -258,10 +258,13 @@ static double rate_of(unit_fn fn, void *ctx, double secs)
 	return (double)n / (t - t0);
 }
 
+/* A ratio of two variants: the median of the rounds' own ratios. */
+#define RR(a, b)	bench_round_ratio((a), (b), opt_reps)
+
 /*
  * Rates (units/s) of nr variants: a warm-up, then reps rounds, the variants
  * in a rotating order within each round; the medians go to med[], each
- * round's rates to v[] (for round_ratio).
+ * round's rates to v[] (for RR).
  */
 static void measure(int nr, unit_fn const *fns, void *const *ctxs, double *med,
 		    double (*v)[MAX_REPS])
@@ -277,16 +280,6 @@ static void measure(int nr, unit_fn const *fns, void *const *ctxs, double *med,
 		}
 	for (int m = 0; m < nr; m++)
 		med[m] = bench_median(v[m], opt_reps);
-}
-
-/* The median over the rounds of a[r] / b[r]. */
-static double round_ratio(const double *a, const double *b)
-{
-	double q[MAX_REPS];
-
-	for (int r = 0; r < opt_reps; r++)
-		q[r] = a[r] / b[r];
-	return bench_median(q, opt_reps);
 }
 
 /* ---- 1. one ioctl round trip ---- */
@@ -1067,9 +1060,9 @@ int main(int argc, char **argv)
 			printf("  %-56s %7.0f (%4.1f) %7.0f (%4.1f)\n", row[m],
 			       io_med[0][m], 1e6 / io_med[0][m], io_med[1][m], 1e6 / io_med[1][m]);
 		printf("  %-56s %14.2f %14.2f\n", "memcgfs kmalloc/kfree / minifuse",
-		       round_ratio(io_v[0][0], io_v[0][2]), round_ratio(io_v[1][0], io_v[1][2]));
+		       RR(io_v[0][0], io_v[0][2]), RR(io_v[1][0], io_v[1][2]));
 		printf("  %-56s %14.2f %14.2f\n\n", "memcgfs invalid op / minifuse",
-		       round_ratio(io_v[0][1], io_v[0][2]), round_ratio(io_v[1][1], io_v[1][2]));
+		       RR(io_v[0][1], io_v[0][2]), RR(io_v[1][1], io_v[1][2]));
 	}
 
 	/* ---- 2 ---- */
@@ -1099,7 +1092,7 @@ int main(int argc, char **argv)
 		printf("  %-47s (%3d ops) %14.0f %14.0f\n", "batch: MEMCGFS_IOC_BATCH_MAX, 16376 bytes",
 		       (int)BATCH_OPS, bt_med[0][1], bt_med[1][1]);
 		printf("  %-56s %14.1f %14.1f\n", "batch / text",
-		       round_ratio(bt_v[0][1], bt_v[0][0]), round_ratio(bt_v[1][1], bt_v[1][0]));
+		       RR(bt_v[0][1], bt_v[0][0]), RR(bt_v[1][1], bt_v[1][0]));
 		printf("  %-56s %14.2f %14.2f\n\n", "us per batched command (2 ioctls / 818)",
 		       1e6 / bt_med[0][1], 1e6 / bt_med[1][1]);
 	}
@@ -1151,18 +1144,18 @@ int main(int argc, char **argv)
 			printf("  %-47s (%4zd B) %14.1f %14.1f\n", "host cgroupfs (below)",
 			       cc[0][2].size, 1e6 / cat_med[0][2], 1e6 / cat_med[1][2]);
 			printf("  %-56s %14.2f %14.2f\n", "memcgfs / host",
-			       round_ratio(cat_v[0][2], cat_v[0][0]), round_ratio(cat_v[1][2], cat_v[1][0]));
+			       RR(cat_v[0][2], cat_v[0][0]), RR(cat_v[1][2], cat_v[1][0]));
 			printf("  %-56s %14.2f %14.2f\n", "minifuse / host",
-			       round_ratio(cat_v[0][2], cat_v[0][1]), round_ratio(cat_v[1][2], cat_v[1][1]));
+			       RR(cat_v[0][2], cat_v[0][1]), RR(cat_v[1][2], cat_v[1][1]));
 		}
 		printf("  %-56s %14.2f %14.2f\n", "memcgfs / minifuse",
-		       round_ratio(cat_v[0][1], cat_v[0][0]), round_ratio(cat_v[1][1], cat_v[1][0]));
+		       RR(cat_v[0][1], cat_v[0][0]), RR(cat_v[1][1], cat_v[1][0]));
 		if (have_lxcfs) {
 			printf("  %-47s (%4zd B) %14.1f %14.1f\n", "lxcfs /proc/meminfo (its daemon pinned)",
 			       cc[0][C_LXCFS].size, 1e6 / cat_med[0][C_LXCFS], 1e6 / cat_med[1][C_LXCFS]);
 			printf("  %-56s %14.2f %14.2f\n", "memcgfs / lxcfs",
-			       round_ratio(cat_v[0][C_LXCFS], cat_v[0][0]),
-			       round_ratio(cat_v[1][C_LXCFS], cat_v[1][0]));
+			       RR(cat_v[0][C_LXCFS], cat_v[0][0]),
+			       RR(cat_v[1][C_LXCFS], cat_v[1][0]));
 		} else {
 			printf("  lxcfs: not run (%s: %s)\n", lxcfs,
 			       access(lxcfs, X_OK) ? "not installed" : "did not mount");
@@ -1278,24 +1271,24 @@ int main(int argc, char **argv)
 		char buf[64];
 		double v;
 
-		v = round_ratio(io_v[0][0], io_v[0][2]);
+		v = RR(io_v[0][0], io_v[0][2]);
 		snprintf(buf, sizeof(buf), "%.2f", v);
 		bench_target("ctl_ioctl_vs_minimal", buf, ">=0.8", strtod(buf, NULL) >= 0.8);
-		v = round_ratio(bt_v[0][1], bt_v[0][0]);
+		v = RR(bt_v[0][1], bt_v[0][0]);
 		snprintf(buf, sizeof(buf), "%.1f", v);
 		bench_target("ctl_batch_vs_text", buf, ">=100", strtod(buf, NULL) >= 100);
 		if (have_host) {
-			v = round_ratio(cat_v[0][C_HOST], cat_v[0][C_MCG]);
+			v = RR(cat_v[0][C_HOST], cat_v[0][C_MCG]);
 			snprintf(buf, sizeof(buf), "%.2f", v);
 			bench_target("cat_stat_vs_host", buf, "<=3.0", strtod(buf, NULL) <= 3.0);
 		} else {
 			bench_target("cat_stat_vs_host", "none", "<=3.0", false);
 		}
-		v = round_ratio(cat_v[0][C_MINI], cat_v[0][C_MCG]);
+		v = RR(cat_v[0][C_MINI], cat_v[0][C_MCG]);
 		snprintf(buf, sizeof(buf), "%.2f", v);
 		bench_target("cat_stat_vs_minifuse", buf, "<=0.75", strtod(buf, NULL) <= 0.75);
 		if (have_lxcfs) {
-			snprintf(buf, sizeof(buf), "%.2f", round_ratio(cat_v[0][C_LXCFS], cat_v[0][C_MCG]));
+			snprintf(buf, sizeof(buf), "%.2f", RR(cat_v[0][C_LXCFS], cat_v[0][C_MCG]));
 			bench_target("cat_stat_vs_lxcfs", buf, "reported", true);
 		} else {
 			bench_target("cat_stat_vs_lxcfs", "none", "reported", true);

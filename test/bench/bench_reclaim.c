@@ -109,15 +109,6 @@ static void teardown(struct lru_case *c)
 	memcg_reap_now();
 }
 
-static double quantile(const double *v, int n, double q)
-{
-	double tmp[ROUNDS];
-
-	memcpy(tmp, v, sizeof(double) * (size_t)n);
-	qsort(tmp, (size_t)n, sizeof(tmp[0]), bench_cmp_double);
-	return tmp[(int)(q * (n - 1) + 0.5)];
-}
-
 int main(void)
 {
 	struct alloc_config cfg;
@@ -139,7 +130,6 @@ int main(void)
 		bench_die("memcg_init: %s", strerror(-err));
 	{
 		struct lru_case c[2] = { { .lru_mb = 16 }, { .lru_mb = 768 } };
-		double ratio[ROUNDS];
 
 		setup(&c[0], getpid());
 		setup(&c[1], getpid() + 1);
@@ -148,19 +138,17 @@ int main(void)
 		for (int r = 0; r < ROUNDS; r++) {
 			c[r & 1].ms[r] = charge_round(&c[r & 1]);
 			c[!(r & 1)].ms[r] = charge_round(&c[!(r & 1)]);
-			ratio[r] = c[1].ms[r] / c[0].ms[r];
 		}
 		printf("%d file-page charges at memory.max, each reclaiming from the LRU "
 		       "(ms; median, min and max over %d rounds, both cgroups timed in each):\n",
 		       CHARGES, ROUNDS);
 		for (int i = 0; i < 2; i++)
 			printf("  %3lu MB on the LRU: %8.3f  (min %.3f, max %.3f)\n", c[i].lru_mb,
-			       quantile(c[i].ms, ROUNDS, 0.5), quantile(c[i].ms, ROUNDS, 0),
-			       quantile(c[i].ms, ROUNDS, 1));
-		printf("  768 MB / 16 MB, the rounds' ratios: median %.3f, quartiles %.3f..%.3f\n",
-		       quantile(ratio, ROUNDS, 0.5), quantile(ratio, ROUNDS, 0.25),
-		       quantile(ratio, ROUNDS, 0.75));
-		snprintf(buf, sizeof(buf), "%.2f", quantile(ratio, ROUNDS, 0.5));
+			       bench_quantile(c[i].ms, ROUNDS, 0.5), bench_quantile(c[i].ms, ROUNDS, 0),
+			       bench_quantile(c[i].ms, ROUNDS, 1));
+		printf("  768 MB / 16 MB, the median of the rounds' ratios: %.3f\n",
+		       bench_round_ratio(c[1].ms, c[0].ms, ROUNDS));
+		snprintf(buf, sizeof(buf), "%.2f", bench_round_ratio(c[1].ms, c[0].ms, ROUNDS));
 		printf("target reclaim_lru_768m_vs_16m measured=%s goal=<=1.5 %s\n", buf,
 		       strtod(buf, NULL) <= 1.5 ? "ok" : "MISS");
 		teardown(&c[1]);

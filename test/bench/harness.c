@@ -120,6 +120,34 @@ double bench_median(const double *v, int n)
 	return m;
 }
 
+double bench_quantile(const double *v, int n, double q)
+{
+	double *tmp = malloc((size_t)n * sizeof(*tmp));
+	double m;
+
+	if (!tmp)
+		bench_die("out of memory");
+	memcpy(tmp, v, (size_t)n * sizeof(*v));
+	qsort(tmp, (size_t)n, sizeof(*tmp), bench_cmp_double);
+	m = tmp[(int)(q * (n - 1) + 0.5)];
+	free(tmp);
+	return m;
+}
+
+double bench_round_ratio(const double *a, const double *b, int n)
+{
+	double *q = malloc((size_t)n * sizeof(*q));
+	double m;
+
+	if (!q)
+		bench_die("out of memory");
+	for (int r = 0; r < n; r++)
+		q[r] = a[r] / b[r];
+	m = bench_median(q, n);
+	free(q);
+	return m;
+}
+
 bool bench_is_mounted(const char *mnt)
 {
 	char line[8192], *save, *f;

@@ -77,6 +77,13 @@ double bench_now_ns(void);
 /* qsort()'s comparison of doubles, ascending */
 int bench_cmp_double(const void *a, const void *b);
 double bench_median(const double *v, int n);
+/* The q-quantile (0..1, nearest rank) of v[0..n). */
+double bench_quantile(const double *v, int n, double q);
+/*
+ * The median over n rounds of a[r] / b[r]: two rows timed in the same
+ * rounds, so that a drift of the machine's speed cancels in each ratio.
+ */
+double bench_round_ratio(const double *a, const double *b, int n);
 /* A decimal number > 0, else bench_die() naming what. */
 unsigned long bench_parse_ul(const char *s, const char *what);
 /*
