@@ -106,30 +106,32 @@ double bench_now_ns(void)
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-double bench_median(const double *v, int n)
+/* A sorted copy of v[0..n), to be freed. */
+static double *sorted_copy(const double *v, int n)
 {
 	double *tmp = malloc((size_t)n * sizeof(*tmp));
-	double m;
 
 	if (!tmp)
 		bench_die("out of memory");
 	memcpy(tmp, v, (size_t)n * sizeof(*v));
 	qsort(tmp, (size_t)n, sizeof(*tmp), bench_cmp_double);
-	m = n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
+	return tmp;
+}
+
+double bench_median(const double *v, int n)
+{
+	double *tmp = sorted_copy(v, n);
+	double m = n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
+
 	free(tmp);
 	return m;
 }
 
 double bench_quantile(const double *v, int n, double q)
 {
-	double *tmp = malloc((size_t)n * sizeof(*tmp));
-	double m;
+	double *tmp = sorted_copy(v, n);
+	double m = tmp[(int)(q * (n - 1) + 0.5)];
 
-	if (!tmp)
-		bench_die("out of memory");
-	memcpy(tmp, v, (size_t)n * sizeof(*v));
-	qsort(tmp, (size_t)n, sizeof(*tmp), bench_cmp_double);
-	m = tmp[(int)(q * (n - 1) + 0.5)];
 	free(tmp);
 	return m;
 }
