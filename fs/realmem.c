@@ -8,7 +8,8 @@
  * /proc/PID/statm moved, and every STATUS_EVERY samples); the page cache
  * of the regular files members use, with cachestat(2) (mincore(2) before
  * Linux 6.5) on a descriptor memcgfs keeps.  Files are found as members
- * open them (fanotify FAN_OPEN on every disk-backed filesystem, as root),
+ * create or open them (fanotify FAN_CREATE and FAN_OPEN on every
+ * disk-backed filesystem, as root),
  * and by a look at a process's descriptors and mappings when it is moved
  * into a cgroup (and, without fanotify, every FD_SCAN_EVERY samples).  A
  * file stays known while it has charged pages, and for FILE_GRACE_NS after
@@ -114,6 +115,7 @@ static bool real_on;
 static uint64_t interval_ns;
 static long host_page;
 static bool use_fanotify;
+static unsigned int fan_batch_us = FAN_BATCH_US;
 static bool cachestat_ok = true;
 static int ep_fd = -1, wake_fd = -1, fan_ep_fd = -1, fan_stop_fd = -1, fan_fd = -1, mi_fd = -1;
 static pthread_t thread, fan_thread;
@@ -514,7 +516,12 @@ static void file_reused(struct rfile *rf)
  * first use charges it to p's memcg from now on, a later one is a
  * reference.  No fs lock held.
  */
-static void file_used(struct proc *p, int fd, const struct stat *st)
+/*
+ * p created (created) or opened the file of fd (ours to keep or close).  A
+ * file p created is p's from its first page: nothing in its cache can be
+ * someone else's, however late the event was read.
+ */
+static void file_used(struct proc *p, int fd, const struct stat *st, bool created)
 {
 	struct memcg_real_cache c = { 0, 0, 0 };
 	struct memcg_real_file *mf;
@@ -526,7 +533,7 @@ static void file_used(struct proc *p, int fd, const struct stat *st)
 		memcg_real_file_put(mf);
 		return;
 	}
-	/* what is cached at the first use was brought in by someone else */
+	/* what is cached at an opened file's first use was brought in by someone else */
 	if (!fd_take()) {
 		if (!atomic_exchange(&files_over_budget, true))
 			fs_warn("real memory: out of descriptors for files (a quarter of "
@@ -546,7 +553,7 @@ static void file_used(struct proc *p, int fd, const struct stat *st)
 	rf->ino = st->st_ino;
 	rf->fd = fd;
 	atomic_init(&rf->used_ns, fs_now_ns());
-	rf->mf = memcg_real_file_create(p->task, c.cached, rf);
+	rf->mf = memcg_real_file_create(p->task, created ? 0 : c.cached, rf);
 	if (!rf->mf) {
 		rf_release(rf);
 		return;
@@ -648,7 +655,7 @@ static void file_adopt_path(struct proc *p, const char *path)
 		close(fd);
 		return;
 	}
-	file_used(p, fd, &st2);
+	file_used(p, fd, &st2, false);
 }
 
 /* The files p has open or mapped now (a move into a cgroup, a rescan). */
@@ -781,6 +788,7 @@ static struct {
 } fs_mounts[MAX_FS];
 static unsigned int nr_fs;
 static bool fan_fid;
+static bool fan_create;			/* creates reported with the new file's handle */
 static unsigned int nr_marked;		/* filesystems watched */
 
 static int fsid_mount_fd(const __kernel_fsid_t *fsid)
@@ -794,8 +802,11 @@ static int fsid_mount_fd(const __kernel_fsid_t *fsid)
 /* Watch the filesystem mounted at mnt (once per filesystem). */
 static void fan_mark_one(const char *mnt, const char *type)
 {
-	/* opens (a first use, a reference) and the end of writes (measure again) */
-	const uint64_t mask = FAN_OPEN | FAN_CLOSE_WRITE;
+	/*
+	 * creates (a first use of a new file), opens (a first use, a
+	 * reference) and the end of writes (measure again)
+	 */
+	const uint64_t mask = FAN_OPEN | FAN_CLOSE_WRITE | (fan_create ? FAN_CREATE : 0);
 	struct statfs sfs;
 	__kernel_fsid_t fsid;
 	int fd;
@@ -812,7 +823,10 @@ static void fan_mark_one(const char *mnt, const char *type)
 			close(fd);
 			return;
 		}
-		if (fanotify_mark(fan_fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, mask, AT_FDCWD, mnt)) {
+		if (fanotify_mark(fan_fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, mask, AT_FDCWD, mnt) &&
+		    (!fan_create || fanotify_mark(fan_fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM,
+						  mask & ~(uint64_t)FAN_CREATE, AT_FDCWD, mnt))) {
+			/* (a filesystem without dirent events: its opens only) */
 			fs_dbg("real memory: fanotify cannot watch %s (%s): %s", mnt, type,
 			       strerror(errno));
 			close(fd);
@@ -873,9 +887,11 @@ static void fan_mark_mounts(void)
 
 /*
  * The file of an event, opened for us: -1 when it is not a regular file we
- * can open.  The kernel does not pad FID records to 8 bytes, so an event
- * (and its record) can sit at any address in the buffer: everything is
- * copied out before it is looked at.
+ * can open.  Its handle is the event's FAN_EVENT_INFO_TYPE_FID record (with
+ * fan_create, after a record of the parent directory and the name; a
+ * create's is the new file's).  The kernel does not pad FID records to 8
+ * bytes, so an event (and its records) can sit at any address in the
+ * buffer: everything is copied out before it is looked at.
  */
 static int fan_event_fd(const char *raw, const struct fanotify_event_metadata *ev)
 {
@@ -889,15 +905,22 @@ static int fan_event_fd(const char *raw, const struct fanotify_event_metadata *e
 
 	if (!fan_fid)
 		return ev->fd;
-	if (ev->event_len < off + sizeof(fid) + sizeof(struct file_handle))
-		return -1;
-	memcpy(&fid, raw + off, sizeof(fid));
-	if (fid.hdr.info_type != FAN_EVENT_INFO_TYPE_FID)
+	for (;;) {
+		if (ev->event_len < off + sizeof(fid) + sizeof(struct file_handle))
+			return -1;
+		memcpy(&fid, raw + off, sizeof(fid));
+		if (fid.hdr.info_type == FAN_EVENT_INFO_TYPE_FID)
+			break;
+		if (fid.hdr.len < sizeof(fid.hdr) || fid.hdr.len > ev->event_len - off)
+			return -1;
+		off += fid.hdr.len;
+	}
+	if (fid.hdr.len < sizeof(fid) + sizeof(h.fh) || fid.hdr.len > ev->event_len - off)
 		return -1;
 	off += sizeof(fid);
 	memcpy(&h.fh, raw + off, sizeof(h.fh));
 	if (h.fh.handle_bytes > MAX_HANDLE_SZ ||
-	    off + sizeof(h.fh) + h.fh.handle_bytes > ev->event_len)
+	    sizeof(fid) + sizeof(h.fh) + h.fh.handle_bytes > fid.hdr.len)
 		return -1;
 	hlen = h.fh.handle_bytes;
 	memcpy(h.fh.f_handle, raw + off + sizeof(h.fh), hlen);
@@ -949,8 +972,9 @@ static void fan_handle(void)
 				fd = -1;
 			}
 			if (fd >= 0) {
-				if (ev.mask & FAN_OPEN)
-					file_used(p, fd, &st);
+				/* (the queue may have merged a create with the open that follows) */
+				if (ev.mask & (FAN_CREATE | FAN_OPEN))
+					file_used(p, fd, &st, ev.mask & FAN_CREATE);
 				else
 					file_closed(fd, &st);
 			}
@@ -1220,11 +1244,11 @@ static void *realmem_files_main(void *arg)
 		/*
 		 * The whole host's opens come through here: take them half a
 		 * millisecond's worth at a time (a wake-up per open costs more
-		 * than the events).  What a member reads or writes of a file
-		 * before its open is seen counts as someone else's: this bounds
-		 * it (a fast writer: a few hundred KiB).
+		 * than the events).  What a member reads of a file it did not
+		 * create before its open is seen counts as someone else's:
+		 * this bounds it (on a quiet host).
 		 */
-		usleep(FAN_BATCH_US);
+		usleep(fan_batch_us);
 	}
 	return NULL;
 }
@@ -1293,7 +1317,7 @@ void realmem_stats(unsigned long *samples, unsigned long *status_reads,
 int realmem_init(const struct memcgfs_config *conf)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
-	const char *no_fan;
+	const char *no_fan, *lag;
 
 	struct rlimit rl;
 
@@ -1320,19 +1344,43 @@ int realmem_init(const struct memcgfs_config *conf)
 		fs_info("real memory: cachestat off (MEMCGFS_CACHESTAT=0): page cache measured "
 			"with mincore(2)");
 	}
+	/*
+	 * MEMCGFS_FANOTIFY_LAG_MS=N: the files thread reads its events every N
+	 * ms, as late as on a loaded host (its test)
+	 */
+	lag = getenv("MEMCGFS_FANOTIFY_LAG_MS");
+	if (lag && *lag) {
+		char *end;
+		unsigned long ms = strtoul(lag, &end, 10);
+
+		if (*end || ms < 1 || ms > 10000)
+			fs_warn("real memory: MEMCGFS_FANOTIFY_LAG_MS=%s ignored: not 1 to 10000",
+				lag);
+		else
+			fan_batch_us = (unsigned int)ms * 1000;
+		fs_info("real memory: the files thread reads fanotify's events every %u us",
+			fan_batch_us);
+	}
 	/* MEMCGFS_FANOTIFY=0 forces the /proc fallback (its test) */
 	no_fan = getenv("MEMCGFS_FANOTIFY");
 	if (no_fan && !strcmp(no_fan, "0")) {
 		fs_info("real memory: fanotify off (MEMCGFS_FANOTIFY=0): the files members use "
 			"are found every %u samples, from /proc", FD_SCAN_EVERY);
-	} else if ((fan_fd = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK |
-					   FAN_REPORT_FID, O_RDONLY | O_LARGEFILE | O_CLOEXEC)) < 0 &&
-		   errno == EINVAL) {
-		/* before Linux 5.1: a descriptor per event */
-		fan_fd = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK,
-				       O_RDONLY | O_LARGEFILE | O_CLOEXEC | O_NOATIME);
 	} else {
+		/*
+		 * Creates with the new file's handle (Linux 5.17), else opens
+		 * with handles (5.1), else a descriptor per event.
+		 */
+		const unsigned int base = FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK;
+		const unsigned int ev_flags = O_RDONLY | O_LARGEFILE | O_CLOEXEC;
+
+		fan_fd = fanotify_init(base | FAN_REPORT_DFID_NAME_TARGET, ev_flags);
+		fan_create = fan_fd >= 0;
+		if (fan_fd < 0 && errno == EINVAL)
+			fan_fd = fanotify_init(base | FAN_REPORT_FID, ev_flags);
 		fan_fid = fan_fd >= 0;
+		if (fan_fd < 0 && errno == EINVAL)
+			fan_fd = fanotify_init(base, ev_flags | O_NOATIME);
 	}
 	if (no_fan && !strcmp(no_fan, "0")) {
 		/* said above */
@@ -1369,8 +1417,10 @@ int realmem_init(const struct memcgfs_config *conf)
 		}
 	}
 	fs_info("real memory: on, every member sampled every %u ms; files found %s",
-		conf->memcg.real_interval, use_fanotify ? "as they are opened (fanotify)" :
-		"from /proc");
+		conf->memcg.real_interval,
+		!use_fanotify ? "from /proc" :
+		fan_create ? "as they are created and opened (fanotify)" :
+		"as they are opened (fanotify; before Linux 5.17 not as they are created)");
 	return 0;
 }
 

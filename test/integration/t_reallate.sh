@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Real memory when the files thread reads fanotify's events late, as on a
+# loaded host (MEMCGFS_FANOTIFY_LAG_MS=500: every half second instead of
+# every half millisecond).  A file a member creates is all its own however
+# late the create is read; a file someone else cached before a member
+# opened it is not the member's.  (docs/real-memory.md, Files)
+. "$(dirname "$0")/lib.sh"
+
+: "${REALPROG:?REALPROG must name the realprog binary}"
+
+LAG_MS=500
+MEMCGFS_FANOTIFY_LAG_MS=$LAG_MS mount_fs -o memory=1G -o real_memory=true -o real_interval=200
+match "the daemon says how late it reads" "every ${LAG_MS}000 us" "$(cat "$LOG")"
+grep -q "files found as they are created and opened (fanotify)" "$LOG" ||
+	skip "no fanotify create events here (before Linux 5.17, or not root)"
+
+DATA=
+for d in /var/tmp "$PWD"; do
+	t=$(stat -f -c %T "$d" 2>/dev/null)
+	if [ -n "$t" ] && [ "$t" != tmpfs ] && [ "$t" != ramfs ] && [ -w "$d" ]; then
+		DATA=$(mktemp -d "$d/memcgfs-reallate.XXXXXX") && break
+	fi
+done
+[ -n "$DATA" ] || skip "no disk-backed directory for the page-cache test"
+cleanup_data() { rm -rf "$DATA"; }
+MIB=1048576
+file_of() { sed -n 's/^file //p' "$MNT/$1/memory.stat"; }
+within() { local d=$(($1 - $2)); [ ${d#-} -le $(($2 * $3 / 100)) ]; }
+PIDS=
+
+# a member creates a file and writes 40 MiB into it, all of it (tens of
+# milliseconds) before the files thread reads the create
+mkdir "$MNT/writer"
+bash -c 'echo $$ > "$1/cgroup.procs" || exit 99; exec "$2" write "$3" 40' _ "$MNT/writer" \
+	"$REALPROG" "$DATA/created" > "$TMP/writer.out" 2>&1 &
+PIDS="$PIDS $!"
+for i in $(seq 1 300); do grep -qx ready "$TMP/writer.out" && break; sleep 0.05; done
+ok "a member wrote and read back 40 MiB" grep -qx ready "$TMP/writer.out"
+# the create is read within a lag; the file is charged at the next sample
+sleep $((LAG_MS * 3))e-3
+F=$(file_of writer)
+ok "the file it created is charged whole: 40 MiB within 2 % ($F)" within "${F:-0}" $((40 * MIB)) 2
+
+# a file the host cached (written here, outside memcgfs), then read whole by
+# a member: nothing of it is the member's, though the files thread reads the
+# open after the read
+dd if=/dev/zero of="$DATA/host" bs=1M count=20 status=none
+mkdir "$MNT/reader"
+bash -c 'echo $$ > "$1/cgroup.procs" || exit 99; exec "$2" read "$3"' _ "$MNT/reader" \
+	"$REALPROG" "$DATA/host" > "$TMP/reader.out" 2>&1 &
+PIDS="$PIDS $!"
+for i in $(seq 1 300); do grep -qx ready "$TMP/reader.out" && break; sleep 0.05; done
+ok "a member read a 20 MiB file the host had cached" grep -qx ready "$TMP/reader.out"
+sleep $((LAG_MS * 3))e-3
+eq "the host's cached pages are not the member's" 0 "$(file_of reader)"
+ok "... and the writer's file is still charged ($(file_of writer))" \
+	within "$(file_of writer)" $((40 * MIB)) 2
+
+kill $PIDS 2>/dev/null
+for p in $PIDS; do wait_gone "$p" 5; done
+rm -rf "$DATA"
+umount_fs
+finish
