@@ -10,9 +10,10 @@
  *     real_sample_cpu_1000: the share at 1000 members, default interval.
  *  2. A read: open + read + close of memory.current of a cgroup of 100
  *     members, with real memory and without (two mounts, the same 100-
- *     process population in each), interleaved, both daemons and this
- *     program pinned to one CPU, medians of R runs.  Target
- *     real_read_latency: with / without.
+ *     process population in each), both daemons and this program pinned
+ *     to one CPU, in R rounds of 0.05 s each way (the order alternating).
+ *     Target real_read_latency: the median of the rounds' ratios with /
+ *     without (a drift of the machine's speed cancels in each round).
  *  3. Overshoot: how far a process that touches 1 MiB every 10 ms (100
  *     MiB/s) gets past memory.max = 32M before the OOM killer ends it
  *     (memory.peak - max), at the default interval: reported.
@@ -40,7 +41,7 @@
 
 static const char *memcgfs;
 static double opt_secs = 3;
-static int opt_reps = 5;
+static int opt_reps = 41;	/* rounds of the read latency */
 
 /*
  * The daemon's CPU time in seconds: the sum over its threads of the time
@@ -232,12 +233,13 @@ static struct share sample_share(unsigned int interval, int n)
 }
 
 /* 2. memory.current reads with and without real memory */
-static void read_latency(unsigned int interval, double *with_us, double *without_us)
+static void read_latency(unsigned int interval, double *with_us, double *without_us,
+			 double *ratio)
 {
 	struct bench_daemon *on = mount_memcgfs("read-on", true, interval, 0);
 	struct bench_daemon *off = mount_memcgfs("read-off", false, interval, 0);
 	char cg_on[PATH_MAX + 8], cg_off[PATH_MAX + 8], f_on[PATH_MAX + 32], f_off[PATH_MAX + 32];
-	double v_on[64], v_off[64];
+	double v_on[256], v_off[256];
 	pid_t p_on, p_off;
 
 	bench_pathf(cg_on, sizeof(cg_on), "%s/r", on->mnt);
@@ -251,7 +253,7 @@ static void read_latency(unsigned int interval, double *with_us, double *without
 	bench_pathf(f_on, sizeof(f_on), "%s/memory.current", cg_on);
 	bench_pathf(f_off, sizeof(f_off), "%s/memory.current", cg_off);
 	bench_pin_self(0);
-	for (int r = 0; r < opt_reps && r < 64; r++) {
+	for (int r = 0; r < opt_reps; r++) {
 		for (int k = 0; k < 2; k++) {
 			const char *f = (k + r) % 2 ? f_on : f_off;
 			double t0 = bench_now(), t;
@@ -262,12 +264,13 @@ static void read_latency(unsigned int interval, double *with_us, double *without
 					bench_die("read %s: %s", f, strerror(errno));
 				n++;
 				t = bench_now();
-			} while (t - t0 < 0.25);
+			} while (t - t0 < 0.05);
 			*((k + r) % 2 ? &v_on[r] : &v_off[r]) = (t - t0) / (double)n * 1e6;
 		}
 	}
 	*with_us = bench_median(v_on, opt_reps);
 	*without_us = bench_median(v_off, opt_reps);
+	*ratio = bench_round_ratio(v_on, v_off, opt_reps);
 	population_end(p_on);
 	population_end(p_off);
 	bench_daemon_stop(on);
@@ -342,8 +345,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!memcgfs || opt_secs <= 0 || opt_reps < 1 || opt_reps > 64) {
-		fprintf(stderr, "bench_real: --memcgfs (or $MEMCGFS), --secs > 0, --reps 1..64\n");
+	if (!memcgfs || opt_secs <= 0 || opt_reps < 1 || opt_reps > 256) {
+		fprintf(stderr, "bench_real: --memcgfs (or $MEMCGFS), --secs > 0, --reps 1..256\n");
 		return 2;
 	}
 	bench_require_fuse("bench_real");
@@ -369,10 +372,11 @@ int main(int argc, char **argv)
 		fflush(stdout);
 	}
 
-	read_latency(dflt, &with_us, &without_us);
-	ratio = with_us / without_us;
-	printf("\nopen+read+close of memory.current, 100 members, pinned to CPU 0, median of %d:\n"
-	       "  real memory on  %.1f us\n  real memory off %.1f us\n  ratio %.2f\n",
+	read_latency(dflt, &with_us, &without_us, &ratio);
+	printf("\nopen+read+close of memory.current, 100 members, pinned to CPU 0, %d rounds\n"
+	       "of 0.05 s each way (medians):\n"
+	       "  real memory on  %.1f us\n  real memory off %.1f us\n"
+	       "  ratio %.2f (the median of the rounds' ratios)\n",
 	       opt_reps, with_us, without_us, ratio);
 
 	over = overshoot_kib(dflt);
