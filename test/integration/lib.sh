@@ -216,6 +216,46 @@ teardown() {
 	exit 1
 }
 
+# ---- real memory (t_real*) ----
+# disk_dir NAME: DATA, a new directory on a disk-backed filesystem
+# (/var/tmp, else the working directory) for the page-cache tests: tmpfs
+# is shmem.  Skips the test when there is none.
+disk_dir() {
+	local d t
+	DATA=
+	for d in /var/tmp "$PWD"; do
+		t=$(stat -f -c %T "$d" 2>/dev/null)
+		if [ -n "$t" ] && [ "$t" != tmpfs ] && [ "$t" != ramfs ] && [ -w "$d" ]; then
+			DATA=$(mktemp -d "$d/memcgfs-$1.XXXXXX") && return 0
+		fi
+	done
+	skip "no disk-backed directory for the page-cache tests"
+}
+
+# realprog_start CGROUP OUTFILE ARGS...: $REALPROG ARGS in CGROUP of the
+# mount (a shell moves itself there, then execs it), its output to
+# OUTFILE; STARTED is its pid.
+realprog_start() {
+	local cg=$1 out=$2
+	shift 2
+	bash -c 'echo $$ > "$1/cgroup.procs" || exit 99; shift; exec "$@"' \
+		_ "$MNT/$cg" "$REALPROG" "$@" >"$out" 2>&1 &
+	STARTED=$!
+}
+
+# wait_line FILE REGEX SECONDS: until FILE has a line matching REGEX
+wait_line() {
+	local i
+	for i in $(seq 1 $(($3 * 20))); do
+		grep -Eq "$2" "$1" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# within A B PERCENT: |A - B| <= B * PERCENT / 100
+within() { local d=$(($1 - $2)); [ ${d#-} -le $(($2 * $3 / 100)) ]; }
+
 finish() {
 	teardown
 }

@@ -11,44 +11,20 @@ INTERVAL_MS=200
 mount_fs -o memory=1G -o real_memory=true -o real_interval=$INTERVAL_MS
 
 # The page-cache tests need a disk-backed filesystem (tmpfs is shmem).
-DATA=
-for d in /var/tmp "$PWD"; do
-	t=$(stat -f -c %T "$d" 2>/dev/null)
-	if [ -n "$t" ] && [ "$t" != tmpfs ] && [ "$t" != ramfs ] && [ -w "$d" ]; then
-		DATA=$(mktemp -d "$d/memcgfs-real.XXXXXX") && break
-	fi
-done
-[ -n "$DATA" ] || skip "no disk-backed directory for the page-cache tests"
+disk_dir real
 cleanup_data() { rm -rf "$DATA"; }
 
 MIB=1048576
 
-# start CGROUP OUTFILE ARGS...: realprog in CGROUP (it moves itself, then
-# execs), its stdout to OUTFILE; STARTED is its pid.
+# start CGROUP OUTFILE ARGS...: realprog_start, its pid kept for the end
 start() {
-	local cg=$1 out=$2
-	shift 2
-	bash -c 'echo $$ > "$1/cgroup.procs" || exit 99; shift; exec "$@"' \
-		_ "$MNT/$cg" "$REALPROG" "$@" >"$out" 2>&1 &
-	STARTED=$!
+	realprog_start "$@"
 	ALL_STARTED="${ALL_STARTED:-} $STARTED"
-}
-
-# wait_line FILE REGEX SECONDS: until FILE has a line matching REGEX
-wait_line() {
-	local i
-	for i in $(seq 1 $(($3 * 20))); do
-		grep -Eq "$2" "$1" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	return 1
 }
 
 stat_of() { sed -n "s/^$2 //p" "$MNT/$1/memory.stat"; }
 event_of() { sed -n "s/^$2 //p" "$MNT/$1/memory.events"; }
 cur() { cat "$MNT/$1/memory.current"; }
-# within A B PERCENT: |A - B| <= B * PERCENT / 100
-within() { local d=$(($1 - $2)); [ ${d#-} -le $(($2 * $3 / 100)) ]; }
 # the rendered file read from offset 1: no refresh of the members, what the
 # periodic samples charged (the first character is lost: "non N" for "anon N")
 unrefreshed() { dd if="$MNT/$1/$2" bs=65536 skip=1 iflag=skip_bytes 2>/dev/null; }

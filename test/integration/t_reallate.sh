@@ -14,28 +14,17 @@ match "the daemon says how late it reads" "every ${LAG_MS}000 us" "$(cat "$LOG")
 grep -q "files found as they are created and opened (fanotify)" "$LOG" ||
 	skip "no fanotify create events here (before Linux 5.17, or not root)"
 
-DATA=
-for d in /var/tmp "$PWD"; do
-	t=$(stat -f -c %T "$d" 2>/dev/null)
-	if [ -n "$t" ] && [ "$t" != tmpfs ] && [ "$t" != ramfs ] && [ -w "$d" ]; then
-		DATA=$(mktemp -d "$d/memcgfs-reallate.XXXXXX") && break
-	fi
-done
-[ -n "$DATA" ] || skip "no disk-backed directory for the page-cache test"
-cleanup_data() { rm -rf "$DATA"; }
+disk_dir reallate
 MIB=1048576
 file_of() { sed -n 's/^file //p' "$MNT/$1/memory.stat"; }
-within() { local d=$(($1 - $2)); [ ${d#-} -le $(($2 * $3 / 100)) ]; }
 PIDS=
 
 # a member creates a file and writes 40 MiB into it, all of it (tens of
 # milliseconds) before the files thread reads the create
 mkdir "$MNT/writer"
-bash -c 'echo $$ > "$1/cgroup.procs" || exit 99; exec "$2" write "$3" 40' _ "$MNT/writer" \
-	"$REALPROG" "$DATA/created" > "$TMP/writer.out" 2>&1 &
-PIDS="$PIDS $!"
-for i in $(seq 1 300); do grep -qx ready "$TMP/writer.out" && break; sleep 0.05; done
-ok "a member wrote and read back 40 MiB" grep -qx ready "$TMP/writer.out"
+realprog_start writer "$TMP/writer.out" write "$DATA/created" 40
+PIDS="$PIDS $STARTED"
+ok "a member wrote and read back 40 MiB" wait_line "$TMP/writer.out" '^ready$' 15
 # the create is read within a lag; the file is charged at the next sample
 sleep $((LAG_MS * 3))e-3
 F=$(file_of writer)
@@ -46,11 +35,9 @@ ok "the file it created is charged whole: 40 MiB within 2 % ($F)" within "${F:-0
 # open after the read
 dd if=/dev/zero of="$DATA/host" bs=1M count=20 status=none
 mkdir "$MNT/reader"
-bash -c 'echo $$ > "$1/cgroup.procs" || exit 99; exec "$2" read "$3"' _ "$MNT/reader" \
-	"$REALPROG" "$DATA/host" > "$TMP/reader.out" 2>&1 &
-PIDS="$PIDS $!"
-for i in $(seq 1 300); do grep -qx ready "$TMP/reader.out" && break; sleep 0.05; done
-ok "a member read a 20 MiB file the host had cached" grep -qx ready "$TMP/reader.out"
+realprog_start reader "$TMP/reader.out" read "$DATA/host"
+PIDS="$PIDS $STARTED"
+ok "a member read a 20 MiB file the host had cached" wait_line "$TMP/reader.out" '^ready$' 15
 sleep $((LAG_MS * 3))e-3
 eq "the host's cached pages are not the member's" 0 "$(file_of reader)"
 ok "... and the writer's file is still charged ($(file_of writer))" \

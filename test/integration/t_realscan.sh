@@ -13,22 +13,13 @@ MEMCGFS_FANOTIFY=0 MEMCGFS_CACHESTAT=0 mount_fs -o real_memory=true -o real_inte
 match "the daemon says how it finds files" "fanotify off" "$(cat "$LOG")"
 match "... and how it measures page cache" "cachestat off.*mincore" "$(cat "$LOG")"
 
-DATA=
-for d in /var/tmp "$PWD"; do
-	t=$(stat -f -c %T "$d" 2>/dev/null)
-	if [ -n "$t" ] && [ "$t" != tmpfs ] && [ "$t" != ramfs ] && [ -w "$d" ]; then
-		DATA=$(mktemp -d "$d/memcgfs-realscan.XXXXXX") && break
-	fi
-done
-[ -n "$DATA" ] || skip "no disk-backed directory for the page-cache test"
+disk_dir realscan
 MIB=1048576
 
 mkdir "$MNT/job"
-bash -c 'echo $$ > "$1/cgroup.procs" || exit 99; exec "$2" keep "$3" 20' _ "$MNT/job" \
-	"$REALPROG" "$DATA/f20" > "$TMP/keep.out" 2>&1 &
-P=$!
-for i in $(seq 1 200); do grep -qx ready "$TMP/keep.out" && break; sleep 0.05; done
-ok "a program keeps a 20 MiB file it wrote open" grep -qx ready "$TMP/keep.out"
+realprog_start job "$TMP/keep.out" keep "$DATA/f20" 20
+P=$STARTED
+ok "a program keeps a 20 MiB file it wrote open" wait_line "$TMP/keep.out" '^ready$' 10
 # the scan runs every 8 samples: within 8 intervals and a bit
 for i in $(seq 1 40); do
 	F=$(sed -n 's/^file //p' "$MNT/job/memory.stat")
