@@ -135,6 +135,7 @@ static _Atomic uint64_t enforce_requested, enforce_done;
 static struct fs_waitq enforce_wq;
 
 static _Atomic unsigned long stat_samples, stat_status_reads, stat_file_samples;
+static _Atomic unsigned long stat_fan_overflows;	/* fanotify's queue overflowed */
 static atomic_bool files_over_budget;
 
 #define TAG_WAKE	1	/* an eventfd: work to do, or stop */
@@ -956,6 +957,11 @@ static void fan_handle(void)
 				continue;
 			if (ev.mask & FAN_Q_OVERFLOW) {
 				/* opens were lost: look at every member's files */
+				if (!atomic_fetch_add(&stat_fan_overflows, 1))
+					fs_info("real memory: fanotify's queue overflowed (the host "
+						"opened files faster than the files thread read "
+						"them): members' files are looked for in /proc, "
+						"and one created meanwhile counts as opened");
 				procs_mark_file_scan();
 				continue;
 			}
@@ -1471,8 +1477,9 @@ void realmem_exit(void)
 	if (!real_on)
 		return;
 	realmem_stats(&samples, &status_reads, &file_samples, &files);
-	fs_info("real memory: %lu process samples (%lu read status), %lu file samples, %lu files known",
-		samples, status_reads, file_samples, files);
+	fs_info("real memory: %lu process samples (%lu read status), %lu file samples, %lu files "
+		"known, %lu fanotify queue overflows", samples, status_reads, file_samples, files,
+		atomic_load(&stat_fan_overflows));
 	/* forget every file: their charges go with the machine's teardown */
 	for (;;) {
 		struct memcg_real_file *mf = NULL;
