@@ -118,9 +118,11 @@ void fs_notify(struct cgroup *cg, enum fs_notify_file nf)
 
 	pthread_mutex_lock(&nq_lock);
 	if (cg->notify_pending[nf] || !notifier_running || notifier_stopping) {
+		bool running = notifier_running;
+
 		pthread_mutex_unlock(&nq_lock);
 		/* without the thread (start-up, tests): count the change at least */
-		if (!notifier_running)
+		if (!running)
 			atomic_fetch_add(&cg->events[nf], 1);
 		return;
 	}
@@ -404,7 +406,10 @@ void notify_stop(void)
 	pthread_cond_signal(&nq_cond);
 	pthread_mutex_unlock(&nq_lock);
 	pthread_join(notifier, NULL);
+	/* under the lock: fs_notify() of other threads (real memory's) reads it */
+	pthread_mutex_lock(&nq_lock);
 	notifier_running = false;
+	pthread_mutex_unlock(&nq_lock);
 }
 
 void notify_exit(void)
