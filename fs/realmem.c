@@ -513,14 +513,11 @@ static void file_reused(struct rfile *rf)
 }
 
 /*
- * A member uses the regular file open at fd (ours to keep or close): the
- * first use charges it to p's memcg from now on, a later one is a
- * reference.  No fs lock held.
- */
-/*
- * p created (created) or opened the file of fd (ours to keep or close).  A
- * file p created is p's from its first page: nothing in its cache can be
- * someone else's, however late the event was read.
+ * Member p created (created) or opened the regular file open at fd (ours
+ * to keep or close): the first use charges it to p's memcg from now on, a
+ * later one is a reference.  A file p created is p's from its first page:
+ * nothing in its cache can be someone else's, however late the event was
+ * read.  No fs lock held.
  */
 static void file_used(struct proc *p, int fd, const struct stat *st, bool created)
 {
