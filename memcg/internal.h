@@ -360,6 +360,11 @@ static inline bool mem_cgroup_is_root_fast(const struct mem_cgroup *memcg)
 void css_get(struct mem_cgroup *memcg);
 bool css_tryget(struct mem_cgroup *memcg);
 void css_put(struct mem_cgroup *memcg);
+/*
+ * Unit tests only: run in mem_cgroup_offline() once memcg's objcgs charge
+ * parent and objcg_lock is dropped, where their releases may first put it.
+ */
+extern void (*memcg_reparent_test_hook)(struct mem_cgroup *memcg, struct mem_cgroup *parent);
 
 /* ---- tasks ---- */
 #define CURRENT_OBJCG_UPDATE_FLAG	1ul

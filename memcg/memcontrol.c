@@ -336,7 +336,16 @@ int mem_cgroup_create(struct mem_cgroup *parent, struct mem_cgroup **out)
 	return 0;
 }
 
-/* memcg_reparent_objcgs(): every objcg of memcg now charges parent. */
+void (*memcg_reparent_test_hook)(struct mem_cgroup *memcg, struct mem_cgroup *parent);
+
+/*
+ * memcg_reparent_objcgs(): every objcg of memcg now charges parent.  Each
+ * objcg's css reference moves with it, and the parent's is taken before
+ * the objcg names the parent (the kernel's css_get() in the loop): from
+ * the store on, the objcg's release may put the parent.  Taken after the
+ * lock, two releases in between brought the root's count to zero at
+ * unmount, and the RCU thread freed the root under the live tree.
+ */
 static void memcg_reparent_objcgs(struct mem_cgroup *memcg, struct mem_cgroup *parent)
 {
 	struct obj_cgroup *objcg = atomic_exchange(&memcg->objcg, NULL), *o, *last = NULL;
@@ -344,6 +353,7 @@ static void memcg_reparent_objcgs(struct mem_cgroup *memcg, struct mem_cgroup *p
 
 	pthread_mutex_lock(&objcg_lock);
 	for (o = memcg->objcg_list; o; o = o->next) {
+		css_get(parent);
 		atomic_store_explicit(&o->memcg, parent, memory_order_release);
 		last = o;
 		moved++;
@@ -354,8 +364,9 @@ static void memcg_reparent_objcgs(struct mem_cgroup *memcg, struct mem_cgroup *p
 		memcg->objcg_list = NULL;
 	}
 	pthread_mutex_unlock(&objcg_lock);
-	/* each objcg's css reference moves with it */
-	atomic_fetch_add(&parent->refcnt, moved);
+	if (unlikely(memcg_reparent_test_hook))
+		memcg_reparent_test_hook(memcg, parent);
+	/* never the last: the caller holds memcg's initial reference */
 	atomic_fetch_sub(&memcg->refcnt, moved);
 	/* the initial reference; the count turns atomic */
 	if (objcg)

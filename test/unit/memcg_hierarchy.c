@@ -774,3 +774,58 @@ void test_drain_skips_dying_objcg(void **state)
 	expect_memcg_check("after the reap");
 }
 
+
+/*
+ * From the store in memcg_reparent_objcgs() on, an objcg names the parent,
+ * and its release puts the parent.  The parent's references must be in by
+ * then: they came after the lock once, and two releases in that window
+ * took the root's count to zero at an unmount (the RCU thread freed the
+ * root under the live tree).  Here the window is the test hook: two
+ * objcgs of removed children, alive only by the test's references, are
+ * released in it, and the grandparent's count must hold their references.
+ */
+static struct obj_cgroup *window_objcgs[2];
+static long window_refcnt = -1;
+
+static void release_in_window(struct mem_cgroup *memcg, struct mem_cgroup *parent)
+{
+	(void)memcg;
+	for (unsigned int i = 0; i < ARRAY_SIZE(window_objcgs); i++)
+		obj_cgroup_put(window_objcgs[i]);
+	rcu_barrier();		/* their releases ran, each putting parent */
+	memcg_stats_flush();	/* no changed-statistics list references */
+	window_refcnt = atomic_load(&parent->refcnt);
+}
+
+void test_reparent_refs_before_release(void **state)
+{
+	struct mem_cgroup *g = mk(root_mem_cgroup()), *p = mk(g), *c[2];
+	long before;
+
+	(void)state;
+	for (unsigned int i = 0; i < 2; i++) {
+		c[i] = mk(p);
+		window_objcgs[i] = atomic_load(&c[i]->objcg);
+		obj_cgroup_get(window_objcgs[i]);
+		DEFER_EQ(mem_cgroup_offline(c[i]), 0, "offline child %u", i);
+		mem_cgroup_put(c[i]);
+	}
+	/* the children freed; their objcgs live on p's list, charging p */
+	DEFER_TRUE(wait_dying(p, 0), "both children reaped");
+	css_get(g);		/* the count must be readable whatever happens */
+	memcg_stats_flush();
+	before = atomic_load(&g->refcnt);
+	memcg_reparent_test_hook = release_in_window;
+	DEFER_EQ(mem_cgroup_offline(p), 0, "offline p");
+	memcg_reparent_test_hook = NULL;
+	/* three objcgs moved to g (p's own and the two), two were released */
+	DEFER_EQ(window_refcnt, before + 1,
+		 "g's count once two objcgs that had just moved to it were released");
+	mem_cgroup_put(p);
+	DEFER_TRUE(wait_dying(g, 0), "p reaped");
+	DEFER_EQ(mem_cgroup_offline(g), 0, "offline g");
+	mem_cgroup_put(g);
+	css_put(g);
+	DEFER_TRUE(wait_dying(root_mem_cgroup(), 0), "the tree reaped");
+	expect_memcg_check("after the reap");
+}

@@ -194,6 +194,7 @@ int main(void)
 		T4(test_hierarchy_random),
 		T4(test_reclaim_during_reap),
 		T4(test_drain_skips_dying_objcg),
+		T4(test_reparent_refs_before_release),
 	};
 	const struct CMUnitTest batch_tests[] = {
 		TB16(test_stock_precharge_batch16),
