@@ -740,10 +740,12 @@ static int render(struct fs_handle *h)
 		/*
 		 * alloc_check() locks the machine whole; memcg_check() wants no
 		 * charge in flight: a busy mount may show a passing mismatch,
-		 * a quiet one none.
+		 * a quiet one none.  The daemon's own frees behind RCU (after
+		 * an rmdir) uncharge too: they run first.
 		 */
 		char msg[512];
 
+		memcg_wait_frees();
 		if (alloc_check(msg, sizeof(msg)))
 			err = sb_printf(&h->snap, "alloc: %s\n", msg);
 		else if (memcg_check(msg, sizeof(msg)))

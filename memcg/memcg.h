@@ -92,6 +92,14 @@ unsigned short mem_cgroup_id(const struct mem_cgroup *memcg);
  */
 void memcg_reap_now(void);
 /*
+ * memcg_wait_frees - wait until the frees already queued behind RCU, and
+ * those they queue, have run; the stocks stay as they are.  A free
+ * uncharges (a memcg's statistics, an objcg's leftover bytes): a check of
+ * the counters is exact only once none is running.  Not inside a
+ * read-side section.
+ */
+void memcg_wait_frees(void);
+/*
  * A read-side section (the kernel's rcu_read_lock()): a memcg or objcg
  * found inside it without a reference stays allocated until it ends.  Any
  * thread; no sleeping on the daemon's locks inside.

@@ -190,6 +190,11 @@ void memcg_reap_now(void)
 	} while (rcu_pending_frees());
 }
 
+void memcg_wait_frees(void)
+{
+	rcu_barrier();
+}
+
 /* ---- the tree ---- */
 static struct obj_cgroup *obj_cgroup_alloc(void)
 {
