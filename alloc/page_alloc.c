@@ -340,7 +340,7 @@ retry:
 	page->memcg_data = 0;
 	page->lru_next = page->lru_prev = NULL;
 	page->private = 0;
-	page->id = 0;
+	WRITE_ONCE(page->id, 0);	/* memcg reads it for stale handles */
 	page->task = NULL;
 	mark_pages(page, order, PAGE_KIND_TAIL);
 	pthread_mutex_unlock(&z->lock);
@@ -371,7 +371,7 @@ void __free_pages_kind(struct page *page, unsigned int order)
 	mark_pages(page, order, PAGE_KIND_BUDDY_TAIL);
 	page->kind = PAGE_KIND_BUDDY_TAIL;	/* free_list_add() marks the final head */
 	page->memcg_data = 0;
-	page->id = 0;
+	WRITE_ONCE(page->id, 0);	/* memcg reads it for stale handles */
 	page->task = NULL;
 	while (order < MAX_PAGE_ORDER) {
 		unsigned long buddy_pfn = pfn ^ (1ul << order);

@@ -90,7 +90,7 @@ int memcg_mark_page_accessed(struct page *page, uint64_t id)
 	long n = 1l << page->order;
 
 	pthread_mutex_lock(&owned_lock);
-	if (page->kind != PAGE_KIND_PAGES || page->id != id || !id ||
+	if (!id || READ_ONCE(page->id) != id || page->kind != PAGE_KIND_PAGES ||
 	    (page->flags & PAGE_FLAG_GONE)) {
 		pthread_mutex_unlock(&owned_lock);
 		return -ENOENT;

@@ -109,7 +109,7 @@ static void task_disown_page(struct page *page)
 
 uint64_t memcg_page_id(const struct page *page)
 {
-	return page->id;
+	return READ_ONCE(page->id);
 }
 
 struct page *memcg_alloc_pages(enum memcg_page_type type, gfp_t gfp,
@@ -131,7 +131,8 @@ struct page *memcg_alloc_pages(enum memcg_page_type type, gfp_t gfp,
 	}
 	page->type = (uint8_t)type;
 	page->owner = t ? (uint32_t)t->pid : 0;
-	page->id = atomic_fetch_add(&page_ids, 1) + 1;
+	/* a stale handle's claim may read it meanwhile (and find no match) */
+	WRITE_ONCE(page->id, atomic_fetch_add(&page_ids, 1) + 1);
 	set_page_lru(page, PAGE_LRU_NONE);
 	if (page_type_direct(type)) {
 		struct mem_cgroup *memcg = get_mem_cgroup_from_current();
@@ -210,9 +211,17 @@ static void memcg_free_page(struct page *page)
 			css_put(memcg);
 		}
 	}
+	/*
+	 * Retired under owned_lock, where claims read these: with flags
+	 * cleared before the id outside it, a free of the same handle could
+	 * see the id still good and GONE already gone, and free the page twice
+	 * (TSan stress: the race on flags).
+	 */
+	pthread_mutex_lock(&owned_lock);
 	page->memcg_data = 0;
 	page->flags = 0;
-	page->id = 0;
+	WRITE_ONCE(page->id, 0);
+	pthread_mutex_unlock(&owned_lock);
 	__free_pages(page, page->order);
 }
 
@@ -225,7 +234,8 @@ static bool page_claim(struct page *page, uint64_t id)
 	bool ok;
 
 	pthread_mutex_lock(&owned_lock);
-	ok = page->kind == PAGE_KIND_PAGES && page->id == id && id &&
+	/* the id first: a page that still has it is not back in the allocator */
+	ok = id && READ_ONCE(page->id) == id && page->kind == PAGE_KIND_PAGES &&
 	     !(page->flags & PAGE_FLAG_GONE);
 	if (ok && page_lru(page) != PAGE_LRU_NONE) {
 		struct mem_cgroup *memcg = (struct mem_cgroup *)page->memcg_data;
