@@ -335,7 +335,7 @@ retry:
 	page->kind = (uint8_t)kind;
 	page->order = (uint8_t)order;
 	page->type = 0;
-	page->flags = 0;
+	WRITE_ONCE(page->flags, 0);	/* memcg's bits are atomic */
 	page->owner = 0;
 	page->memcg_data = 0;
 	page->lru_next = page->lru_prev = NULL;

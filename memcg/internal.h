@@ -556,15 +556,40 @@ uint64_t memcg_now_ns(void);
 #define PAGE_LRU_SHIFT		5
 #define PAGE_LRU_NONE		7u
 
+/*
+ * The bits are guarded by different locks (OWNED and GONE by owned_lock,
+ * ISOLATED, REFERENCED and the list by the LRU lock): each change is an
+ * atomic operation on the byte, so a change under one lock never undoes a
+ * change to another bit made under the other.
+ */
+static inline unsigned int page_flags(const struct page *page)
+{
+	return __atomic_load_n(&page->flags, __ATOMIC_RELAXED);
+}
+
+static inline void page_flags_set(struct page *page, unsigned int f)
+{
+	__atomic_fetch_or(&page->flags, (uint8_t)f, __ATOMIC_RELAXED);
+}
+
+static inline void page_flags_clear(struct page *page, unsigned int f)
+{
+	__atomic_fetch_and(&page->flags, (uint8_t)~f, __ATOMIC_RELAXED);
+}
+
 static inline unsigned int page_lru(const struct page *page)
 {
-	return (unsigned int)page->flags >> PAGE_LRU_SHIFT;
+	return page_flags(page) >> PAGE_LRU_SHIFT;
 }
 
 static inline void set_page_lru(struct page *page, unsigned int lru)
 {
-	page->flags = (uint8_t)((page->flags & ((1u << PAGE_LRU_SHIFT) - 1)) |
-				(lru << PAGE_LRU_SHIFT));
+	uint8_t old = __atomic_load_n(&page->flags, __ATOMIC_RELAXED), new;
+
+	do
+		new = (uint8_t)((old & ((1u << PAGE_LRU_SHIFT) - 1)) | (lru << PAGE_LRU_SHIFT));
+	while (!__atomic_compare_exchange_n(&page->flags, &old, new, true, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED));
 }
 
 /* page->memcg_data: an objcg or a memcg, told apart by the low bit */

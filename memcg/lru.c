@@ -60,7 +60,7 @@ bool memcg_lru_del_unless_isolated(struct mem_cgroup *memcg, struct page *page)
 
 	pthread_mutex_lock(&memcg->lru_lock);
 	lru = page_lru(page);
-	if ((page->flags & PAGE_FLAG_ISOLATED) || lru >= NR_LRU_LISTS) {
+	if ((page_flags(page) & PAGE_FLAG_ISOLATED) || lru >= NR_LRU_LISTS) {
 		pthread_mutex_unlock(&memcg->lru_lock);
 		return false;
 	}
@@ -91,7 +91,7 @@ int memcg_mark_page_accessed(struct page *page, uint64_t id)
 
 	pthread_mutex_lock(&owned_lock);
 	if (!id || READ_ONCE(page->id) != id || page->kind != PAGE_KIND_PAGES ||
-	    (page->flags & PAGE_FLAG_GONE)) {
+	    (page_flags(page) & PAGE_FLAG_GONE)) {
 		pthread_mutex_unlock(&owned_lock);
 		return -ENOENT;
 	}
@@ -100,14 +100,14 @@ int memcg_mark_page_accessed(struct page *page, uint64_t id)
 		pthread_mutex_lock(&memcg->lru_lock);
 		lru = page_lru(page);
 	}
-	if (!(page->flags & PAGE_FLAG_REFERENCED)) {
-		page->flags |= PAGE_FLAG_REFERENCED;
+	if (!(page_flags(page) & PAGE_FLAG_REFERENCED)) {
+		page_flags_set(page, PAGE_FLAG_REFERENCED);
 		lru = PAGE_LRU_NONE;
 	} else if ((lru == LRU_INACTIVE_FILE || lru == LRU_INACTIVE_ANON) &&
-		   !(page->flags & PAGE_FLAG_ISOLATED)) {
+		   !(page_flags(page) & PAGE_FLAG_ISOLATED)) {
 		__lru_unlink(&memcg->lru[nid], page, lru);
 		__lru_add(&memcg->lru[nid], page, lru + 1);
-		page->flags &= (uint8_t)~PAGE_FLAG_REFERENCED;
+		page_flags_clear(page, PAGE_FLAG_REFERENCED);
 	} else {
 		lru = PAGE_LRU_NONE;
 	}

@@ -88,7 +88,7 @@ static int task_own_page(struct memcg_task *t, struct page *page)
 	page->task = t;
 	t->owned[t->nr_owned++] = page;
 	WRITE_ONCE(t->owned_pages, t->owned_pages + (1ul << page->order));	/* oom.c reads it unlocked */
-	page->flags |= PAGE_FLAG_OWNED;
+	page_flags_set(page, PAGE_FLAG_OWNED);
 	return 0;
 }
 
@@ -103,7 +103,7 @@ static void task_disown_page(struct page *page)
 	t->owned[i] = t->owned[--t->nr_owned];
 	t->owned[i]->private = i;
 	WRITE_ONCE(t->owned_pages, t->owned_pages - (1ul << page->order));
-	page->flags &= (uint8_t)~PAGE_FLAG_OWNED;
+	page_flags_clear(page, PAGE_FLAG_OWNED);
 	page->task = NULL;
 }
 
@@ -145,10 +145,10 @@ struct page *memcg_alloc_pages(enum memcg_page_type type, gfp_t gfp,
 		}
 		/* the page keeps the css reference */
 		page->memcg_data = (uintptr_t)memcg;
-		page->flags |= PAGE_FLAG_CHARGED;
+		page_flags_set(page, PAGE_FLAG_CHARGED);
 		page_stats(memcg, page, type, (long)n);
 		if (type == MEMCG_PAGE_FILE)
-			page->flags |= PAGE_FLAG_REFERENCED;
+			page_flags_set(page, PAGE_FLAG_REFERENCED);
 		if (type == MEMCG_PAGE_ANON || type == MEMCG_PAGE_SHMEM)
 			memcg_lru_add(memcg, page, LRU_INACTIVE_ANON);
 		else if (type == MEMCG_PAGE_FILE)
@@ -163,7 +163,7 @@ struct page *memcg_alloc_pages(enum memcg_page_type type, gfp_t gfp,
 				goto out;
 			}
 			page->memcg_data = (uintptr_t)objcg | MEMCG_DATA_KMEM;
-			page->flags |= PAGE_FLAG_CHARGED;
+			page_flags_set(page, PAGE_FLAG_CHARGED);
 			rcu_read_lock();
 			page_stats(obj_cgroup_memcg(objcg), page, type, (long)n);
 			rcu_read_unlock();
@@ -194,7 +194,7 @@ static void memcg_free_page(struct page *page)
 	unsigned int n = 1u << page->order;
 	enum memcg_page_type type = (enum memcg_page_type)page->type;
 
-	if (page->flags & PAGE_FLAG_CHARGED) {
+	if (page_flags(page) & PAGE_FLAG_CHARGED) {
 		if (page->memcg_data & MEMCG_DATA_KMEM) {
 			struct obj_cgroup *objcg = (struct obj_cgroup *)(page->memcg_data & ~MEMCG_DATA_KMEM);
 
@@ -219,7 +219,7 @@ static void memcg_free_page(struct page *page)
 	 */
 	pthread_mutex_lock(&owned_lock);
 	page->memcg_data = 0;
-	page->flags = 0;
+	__atomic_store_n(&page->flags, 0, __ATOMIC_RELAXED);
 	WRITE_ONCE(page->id, 0);
 	pthread_mutex_unlock(&owned_lock);
 	__free_pages(page, page->order);
@@ -236,16 +236,16 @@ static bool page_claim(struct page *page, uint64_t id)
 	pthread_mutex_lock(&owned_lock);
 	/* the id first: a page that still has it is not back in the allocator */
 	ok = id && READ_ONCE(page->id) == id && page->kind == PAGE_KIND_PAGES &&
-	     !(page->flags & PAGE_FLAG_GONE);
+	     !(page_flags(page) & PAGE_FLAG_GONE);
 	if (ok && page_lru(page) != PAGE_LRU_NONE) {
 		struct mem_cgroup *memcg = (struct mem_cgroup *)page->memcg_data;
 
 		ok = memcg_lru_del_unless_isolated(memcg, page);
 	}
 	if (ok) {
-		if (page->flags & PAGE_FLAG_OWNED)
+		if (page_flags(page) & PAGE_FLAG_OWNED)
 			task_disown_page(page);
-		page->flags |= PAGE_FLAG_GONE;
+		page_flags_set(page, PAGE_FLAG_GONE);
 	}
 	pthread_mutex_unlock(&owned_lock);
 	return ok;
@@ -288,7 +288,7 @@ void memcg_task_free_owned(struct memcg_task *t)
 			if (page_lru(page) != PAGE_LRU_NONE)
 				memcg_lru_del((struct mem_cgroup *)page->memcg_data, page);
 			task_disown_page(page);
-			page->flags |= PAGE_FLAG_GONE;
+			page_flags_set(page, PAGE_FLAG_GONE);
 			batch[n] = page;
 		}
 		pthread_mutex_unlock(&owned_lock);

@@ -148,15 +148,15 @@ static unsigned long shrink_inactive_list(struct mem_cgroup *memcg, int nid, uns
 
 		tail = page->lru_prev;
 		scanned += n;
-		if (page->flags & PAGE_FLAG_REFERENCED) {
-			page->flags &= (uint8_t)~PAGE_FLAG_REFERENCED;
+		if (page_flags(page) & PAGE_FLAG_REFERENCED) {
+			page_flags_clear(page, PAGE_FLAG_REFERENCED);
 			/* rotate to the head */
 			__lru_unlink(l, page, LRU_INACTIVE_FILE);
 			__lru_add(l, page, LRU_INACTIVE_FILE);
 			continue;
 		}
 		__lru_unlink(l, page, LRU_INACTIVE_FILE);
-		page->flags |= PAGE_FLAG_ISOLATED | PAGE_FLAG_GONE;
+		page_flags_set(page, PAGE_FLAG_ISOLATED | PAGE_FLAG_GONE);
 		/* freed in the order taken, the oldest first, as shrink_folio_list() */
 		*last = page;
 		last = &page->lru_next;
