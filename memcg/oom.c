@@ -123,7 +123,10 @@ static struct mem_cgroup *oom_group_of(struct mem_cgroup *victim, struct mem_cgr
 
 /*
  * out_of_memory - choose and kill within domain's subtree.  Returns true
- * when something was killed.
+ * when something was killed.  A task's memcg may be swapped by an attach
+ * (t->lock, not tasks_lock) and its old one freed a grace period after:
+ * the scans read memcgs through tasks inside a read-side section, and the
+ * OOM group is referenced before the section ends.
  */
 static bool out_of_memory(struct mem_cgroup *domain, uint64_t round)
 {
@@ -135,6 +138,7 @@ static bool out_of_memory(struct mem_cgroup *domain, uint64_t round)
 	if (domain != root_memcg && READ_ONCE(domain->memory.max) < total)
 		total = READ_ONCE(domain->memory.max);
 	pthread_mutex_lock(&tasks_lock);
+	rcu_read_lock();
 	for (struct memcg_task *t = all_tasks; t; t = t->tnext) {
 		long points;
 		int adj;
@@ -158,13 +162,17 @@ static bool out_of_memory(struct mem_cgroup *domain, uint64_t round)
 		}
 	}
 	if (!victim) {
+		rcu_read_unlock();
 		pthread_mutex_unlock(&tasks_lock);
 		return false;
 	}
 	victim->oom_round = round;
 	memcg_task_get(victim);		/* it may exit once the lock is dropped */
 	group = oom_group_of(READ_ONCE(victim->memcg), domain);
+	if (group && !css_tryget(group))
+		group = NULL;		/* being freed: nothing left to kill with it */
 	if (!group) {
+		rcu_read_unlock();
 		pthread_mutex_unlock(&tasks_lock);
 		memcg_oom_kill_task(victim);
 		memcg_task_put(victim);
@@ -193,8 +201,10 @@ static bool out_of_memory(struct mem_cgroup *domain, uint64_t round)
 			memcg_task_get(t);
 			v[n++] = t;
 		}
+		rcu_read_unlock();
 		pthread_mutex_unlock(&tasks_lock);
 		memcg_memory_event(group, MEMCG_OOM_GROUP_KILL);
+		css_put(group);
 		for (size_t i = 0; i < n; i++) {
 			memcg_oom_kill_task(v[i]);
 			memcg_task_put(v[i]);

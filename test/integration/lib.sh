@@ -189,6 +189,21 @@ umount_fs() {
 	fi
 }
 
+# the daemon's log for a failed test: its last 50 lines, and first the
+# sanitizer's report whole when there is one (a busy daemon's own lines,
+# such as a stress run's OOM kills, would push it out of the tail)
+print_log() {
+	local first
+	[ -f "$LOG" ] || return 0
+	first=$(grep -n -m1 -E '^==[0-9]+==ERROR|^WARNING: ThreadSanitizer|runtime error:' "$LOG" | cut -d: -f1)
+	if [ -n "$first" ] && [ "$(wc -l < "$LOG")" -gt 50 ]; then
+		echo "#   (the sanitizer's report, from line $first)"
+		sed -n "${first},$((first + 150))p" "$LOG" | sed 's/^/#   /'
+		echo "#   (the log's last 50 lines)"
+	fi
+	sed 's/^/#   /' "$LOG" | tail -n 50
+}
+
 teardown() {
 	trap - EXIT
 	# the script itself died (set -u, a syntax error): not a pass
@@ -208,7 +223,7 @@ teardown() {
 	check_log
 	if [ "$T_FAILED" -gt 0 ]; then
 		echo "# daemon log:"
-		sed 's/^/#   /' "$LOG" 2>/dev/null | tail -n 50
+		print_log
 	fi
 	rm -rf "$TMP"
 	echo "1..$T_COUNT"
