@@ -71,9 +71,22 @@ fail:
 	return -ENOMEM;
 }
 
+static void fold(struct mem_cgroup *memcg);
+
 void memcg_stats_free(struct mem_cgroup *memcg)
 {
 	struct obj_cgroup *objcg = memcg->percpu_objcg;
+
+	/*
+	 * What no flush took: changes made once the count was at zero
+	 * (mod_memcg_state() leaves such a memcg off the list).  Freed a
+	 * grace period after that, no change is still being made.
+	 */
+	if (memcg->pcpu) {
+		pthread_mutex_lock(&stats_lock);
+		fold(memcg);
+		pthread_mutex_unlock(&stats_lock);
+	}
 
 	if (objcg) {
 		rcu_read_lock();
@@ -96,10 +109,16 @@ void mod_memcg_state(struct mem_cgroup *memcg, int nid, enum memcg_item item, lo
 	atomic_fetch_add_explicit(&memcg->pcpu[slot], val, memory_order_relaxed);
 	if (!atomic_load_explicit(&memcg->stats_dirty, memory_order_relaxed) &&
 	    !atomic_exchange(&memcg->stats_dirty, 1)) {
-		/* on the changed list until the next flush, held by a reference */
+		/*
+		 * On the changed list until the next flush, held by a
+		 * reference.  A caller inside a read-side section may hold
+		 * none (a memcg read from an objcg): a memcg already at zero
+		 * stays off the list, and its free folds what it has.
+		 */
 		struct mem_cgroup *head = atomic_load(&dirty_list);
 
-		css_get(memcg);
+		if (!css_tryget(memcg))
+			return;
 		do {
 			memcg->dirty_next = head;
 		} while (!atomic_compare_exchange_weak(&dirty_list, &head, memcg));

@@ -829,3 +829,40 @@ void test_reparent_refs_before_release(void **state)
 	DEFER_TRUE(wait_dying(root_mem_cgroup(), 0), "the tree reaped");
 	expect_memcg_check("after the reap");
 }
+
+/*
+ * A statistics change may come from a reader inside a read-side section
+ * that holds no reference (a memcg read from an objcg, as a kmem page's
+ * uncharge does).  If that memcg's count is already zero (removed, its
+ * free queued), the change must not raise it again (a css_get from zero:
+ * the next flush queued the free a second time); it stays off the changed
+ * list, and the memcg's free folds it into the ancestors.
+ */
+void test_stat_change_at_zero(void **state)
+{
+	struct mem_cgroup *p = mk(root_mem_cgroup()), *c = mk(p), *seen;
+	struct obj_cgroup *o = atomic_load(&c->objcg);
+	unsigned long long before;
+
+	(void)state;
+	obj_cgroup_get(o);		/* a kmem page's reference: o outlives c */
+	before = memcg_stat_item_read(p, MI_WORKINGSET_NODERECLAIM);
+	memcg_rcu_read_lock();
+	seen = obj_cgroup_memcg(o);
+	DEFER_TRUE(seen == c, "o charges c");
+	DEFER_EQ(mem_cgroup_offline(c), 0, "offline c");
+	mem_cgroup_put(c);
+	memcg_stats_flush();		/* the changed list's reference goes too */
+	DEFER_EQ(atomic_load(&seen->refcnt), 0, "c's count at zero, its free queued");
+	mod_memcg_state(seen, 0, MI_WORKINGSET_NODERECLAIM, 5);
+	DEFER_EQ(atomic_load(&seen->refcnt), 0, "c's count after a change to its statistics");
+	memcg_rcu_read_unlock();
+	DEFER_TRUE(wait_dying(p, 0), "c reaped");
+	DEFER_EQ(memcg_stat_item_read(p, MI_WORKINGSET_NODERECLAIM), before + 5,
+		 "the change, folded into p at c's free");
+	obj_cgroup_put(o);
+	DEFER_EQ(mem_cgroup_offline(p), 0, "offline p");
+	mem_cgroup_put(p);
+	DEFER_TRUE(wait_dying(root_mem_cgroup(), 0), "the tree reaped");
+	expect_memcg_check("after the reap");
+}
