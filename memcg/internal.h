@@ -444,6 +444,8 @@ struct obj_cgroup *current_obj_cgroup(void);
 /* 6.1's: the same, under RCU through the task's css_set, referenced */
 struct obj_cgroup *get_obj_cgroup_from_current(void);
 #endif
+/* current's objcg, referenced (the charge paths past the fast one); NULL: none */
+struct obj_cgroup *current_obj_cgroup_get(void);
 
 /* The task's memcg through its css_set (rcu_read_lock held). */
 static inline struct mem_cgroup *mem_cgroup_from_task(const struct memcg_task *t)

@@ -154,11 +154,13 @@ struct page *memcg_alloc_pages(enum memcg_page_type type, gfp_t gfp,
 		else if (type == MEMCG_PAGE_FILE)
 			memcg_lru_add(memcg, page, LRU_INACTIVE_FILE);
 	} else {
-		struct obj_cgroup *objcg = current_obj_cgroup();
+		struct obj_cgroup *objcg = current_obj_cgroup_get();
 
 		if (objcg) {
+			/* the page's own references come with its charge */
 			ret = obj_cgroup_charge_pages(objcg, gfp, n);
 			if (ret) {
+				obj_cgroup_put(objcg);
 				__free_pages(page, order);
 				goto out;
 			}
@@ -167,6 +169,7 @@ struct page *memcg_alloc_pages(enum memcg_page_type type, gfp_t gfp,
 			rcu_read_lock();
 			page_stats(obj_cgroup_memcg(objcg), page, type, (long)n);
 			rcu_read_unlock();
+			obj_cgroup_put(objcg);
 		}
 	}
 	if (t && page_type_task_owned(type)) {

@@ -734,17 +734,23 @@ static __noipa int slab_charge_slow(struct obj_cgroup *objcg, gfp_t gfp,
 }
 
 #ifndef MEMCG_OBJCG_LOOKUP_MEMCG
-/* Resolving current's objcg (a stale pointer, remote charging), no vector yet. */
+/*
+ * Past the fast path (a stale pointer, remote charging, no vector yet, a
+ * stock to refill): current's objcg again, referenced while it is charged
+ * (current_obj_cgroup_get).  The object's bytes then keep it, as pages
+ * charged through it.
+ */
 static __noipa int post_alloc_hook_slow(gfp_t gfp, struct slabobj_ext *ext,
 					unsigned int full_size, bool reclaimable, int nid)
 {
-	struct obj_cgroup *objcg = current_obj_cgroup();
+	struct obj_cgroup *objcg = current_obj_cgroup_get();
+	int ret;
 
 	if (!objcg)
 		return 0;
-	if (!ext)
-		return 1;
-	return slab_charge_slow(objcg, gfp, ext, full_size, reclaimable, nid);
+	ret = ext ? slab_charge_slow(objcg, gfp, ext, full_size, reclaimable, nid) : 1;
+	obj_cgroup_put(objcg);
+	return ret;
 }
 #endif
 
@@ -767,7 +773,7 @@ int __memcg_slab_post_alloc_hook(uintptr_t cur, gfp_t gfp, struct slabobj_ext *e
 		ext->objcg = objcg;
 		return 0;
 	}
-	return slab_charge_slow(objcg, gfp, ext, full_size, reclaimable, nid);
+	return post_alloc_hook_slow(gfp, ext, full_size, reclaimable, nid);
 #else
 	/* before seed 003: a referenced lookup at every allocation, put after the charge */
 	struct obj_cgroup *objcg = get_obj_cgroup_from_current();
@@ -808,16 +814,22 @@ void __memcg_slab_free_hook(struct obj_cgroup *objcg, unsigned int full_size,
 
 int memcg_kmem_charge_bytes(gfp_t gfp, size_t size, struct obj_cgroup **objcgp)
 {
-	struct obj_cgroup *objcg = current_obj_cgroup();
+	struct obj_cgroup *objcg;
 	struct slabobj_ext ext;
+	int ret = 0;
 
 	*objcgp = NULL;
-	if (!objcg || !size)
+	if (!size)
+		return 0;
+	objcg = current_obj_cgroup_get();
+	if (!objcg)
 		return 0;
 	if (slab_charge_slow(objcg, gfp, &ext, (unsigned int)size, false, 0))
-		return -ENOMEM;
-	*objcgp = objcg;
-	return 0;
+		ret = -ENOMEM;
+	else
+		*objcgp = objcg;	/* the charged bytes keep it */
+	obj_cgroup_put(objcg);
+	return ret;
 }
 
 void memcg_kmem_uncharge_bytes(struct obj_cgroup *objcg, size_t size)
@@ -828,18 +840,20 @@ void memcg_kmem_uncharge_bytes(struct obj_cgroup *objcg, size_t size)
 
 int __memcg_kmem_charge_page(struct page *page, gfp_t gfp, unsigned int order)
 {
-	struct obj_cgroup *objcg = current_obj_cgroup();
+	struct obj_cgroup *objcg = current_obj_cgroup_get();
 	int ret;
 
 	if (!objcg)
 		return 0;
+	/* the page's own references come with its charge */
 	ret = obj_cgroup_charge_pages(objcg, gfp, 1u << order);
-	if (ret)
-		return ret;
-	page->memcg_data = (uintptr_t)objcg | MEMCG_DATA_KMEM;
-	/* a large kmalloc counts as unreclaimable slab (the folio's lruvec) */
-	mod_objcg_state_direct(objcg, page_to_nid(page), false, (int)(page_size << order));
-	return 0;
+	if (!ret) {
+		page->memcg_data = (uintptr_t)objcg | MEMCG_DATA_KMEM;
+		/* a large kmalloc counts as unreclaimable slab (the folio's lruvec) */
+		mod_objcg_state_direct(objcg, page_to_nid(page), false, (int)(page_size << order));
+	}
+	obj_cgroup_put(objcg);
+	return ret;
 }
 
 void __memcg_kmem_uncharge_page(struct page *page, unsigned int order)

@@ -269,6 +269,32 @@ struct obj_cgroup *get_obj_cgroup_from_current(void)
 }
 #endif
 
+/*
+ * current_obj_cgroup_get - current's objcg, referenced, for the charge
+ * paths past the fast one.  The pointer the fast path read is the task's
+ * cached one, without a reference: several daemon threads serve one task,
+ * and another may swap the cache and put that objcg meanwhile (the
+ * kernel's current->objcg changes under the task alone).  Read again
+ * inside a read-side section and tried: an objcg is freed a grace period
+ * after its count reached zero, and the cache holds a reference until the
+ * pointer is swapped out, so a failed try finds the new pointer next.
+ */
+struct obj_cgroup *current_obj_cgroup_get(void)
+{
+#ifndef MEMCG_OBJCG_LOOKUP_MEMCG
+	struct obj_cgroup *objcg;
+
+	rcu_read_lock();
+	do
+		objcg = current_obj_cgroup();
+	while (objcg && !obj_cgroup_tryget(objcg));
+	rcu_read_unlock();
+	return objcg;
+#else
+	return get_obj_cgroup_from_current();
+#endif
+}
+
 struct mem_cgroup *get_mem_cgroup_from_current(void)
 {
 	struct memcg_task *t = current_task;

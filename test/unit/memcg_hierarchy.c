@@ -866,3 +866,45 @@ void test_stat_change_at_zero(void **state)
 	DEFER_TRUE(wait_dying(root_mem_cgroup(), 0), "the tree reaped");
 	expect_memcg_check("after the reap");
 }
+
+/*
+ * Several daemon threads may serve one task.  One read the task's cached
+ * objcg (the allocation's fast path, no reference); meanwhile the task was
+ * moved, another thread's allocation swapped the cache and put the old
+ * objcg, and the old cgroup was removed and reaped: the pointer the first
+ * thread holds is freed.  Past its fast path, its charge must not use that
+ * pointer but current's objcg, read again and referenced.
+ */
+void test_charge_after_cache_swap(void **state)
+{
+	struct mem_cgroup *p = mk(root_mem_cgroup()), *c = mk(p), *d = mk(p);
+	struct memcg_task *t = mktask(4242, c);
+	struct obj_cgroup *stale;
+	struct slabobj_ext ext = { 0 };
+	int r;
+
+	(void)state;
+	memcg_set_current(t);
+	stale = current_obj_cgroup();		/* the first thread's read */
+	DEFER_TRUE(stale == atomic_load(&c->objcg), "the cache holds c's objcg");
+	DEFER_EQ(memcg_task_attach(t, d), 0, "the task moved to d");
+	DEFER_TRUE(current_obj_cgroup() == atomic_load(&d->objcg),
+		   "another thread's allocation resolved the cache to d's");
+	DEFER_EQ(mem_cgroup_offline(c), 0, "offline c");
+	mem_cgroup_put(c);
+	DEFER_TRUE(wait_dying(p, 0), "c reaped, its objcg freed");
+	r = __memcg_slab_post_alloc_hook((uintptr_t)stale, GFP_KERNEL, &ext, 64, false, 0);
+	DEFER_EQ(r, 0, "the first thread's charge");
+	DEFER_TRUE(ext.objcg == atomic_load(&d->objcg), "it charged d's objcg, not the freed one");
+	if (ext.objcg == atomic_load(&d->objcg))
+		__memcg_slab_free_hook(ext.objcg, 64, false, 0);
+	memcg_set_current(NULL);
+	task_exit_checked(t, "the task");
+	memcg_drain();
+	DEFER_EQ(mem_cgroup_offline(d), 0, "offline d");
+	mem_cgroup_put(d);
+	DEFER_EQ(mem_cgroup_offline(p), 0, "offline p");
+	mem_cgroup_put(p);
+	DEFER_TRUE(wait_dying(root_mem_cgroup(), 0), "the tree reaped");
+	expect_memcg_check("after the reap");
+}
