@@ -45,6 +45,18 @@ static int ctl_caller_get(const struct fs_caller *who, struct ctl_caller *c, str
 
 	if (err)
 		return err;
+	/*
+	 * The kept name follows an exec when the process connector's event
+	 * is read, which may be after the new program's first request: a
+	 * trace names the thread as it is now (the kernel's current->comm).
+	 */
+	if (trace_is_on()) {
+		char cpath[32], comm[32];
+
+		snprintf(cpath, sizeof(cpath), "/proc/%d/comm", (int)who->tid);
+		if (fs_read_file(cpath, comm, sizeof(comm)) > 0)
+			snprintf(c->comm, sizeof(c->comm), "%s", strstrip(comm));
+	}
 	c->pid = p->pid;
 	c->tid = who->tid;
 	c->uid = who->uid;
