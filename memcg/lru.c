@@ -52,7 +52,12 @@ void memcg_lru_add(struct mem_cgroup *memcg, struct page *page, enum lru_list lr
 	mod_memcg_state(memcg, nid, lru_items[lru], n);
 }
 
-/* Off the LRU, unless reclaim took it first (then false). */
+/*
+ * Off the LRU, unless reclaim took it first (then false); true for a page
+ * on no list.  Decided under the LRU lock: reclaim moves a page from list
+ * to list through none (unlink, then add) under that lock alone, so a list
+ * read outside it may be a page in the middle of a move.
+ */
 bool memcg_lru_del_unless_isolated(struct mem_cgroup *memcg, struct page *page)
 {
 	int nid = page_to_nid(page);
@@ -60,9 +65,13 @@ bool memcg_lru_del_unless_isolated(struct mem_cgroup *memcg, struct page *page)
 
 	pthread_mutex_lock(&memcg->lru_lock);
 	lru = page_lru(page);
-	if ((page_flags(page) & PAGE_FLAG_ISOLATED) || lru >= NR_LRU_LISTS) {
+	if (page_flags(page) & PAGE_FLAG_ISOLATED) {
 		pthread_mutex_unlock(&memcg->lru_lock);
 		return false;
+	}
+	if (lru >= NR_LRU_LISTS) {
+		pthread_mutex_unlock(&memcg->lru_lock);
+		return true;
 	}
 	__lru_unlink(&memcg->lru[nid], page, lru);
 	pthread_mutex_unlock(&memcg->lru_lock);
@@ -87,7 +96,7 @@ int memcg_mark_page_accessed(struct page *page, uint64_t id)
 	struct mem_cgroup *memcg = NULL;
 	unsigned int lru = PAGE_LRU_NONE;
 	int nid = page_to_nid(page);
-	long n = 1l << page->order;
+	long n;
 
 	pthread_mutex_lock(&owned_lock);
 	if (!id || READ_ONCE(page->id) != id || page->kind != PAGE_KIND_PAGES ||
@@ -95,6 +104,7 @@ int memcg_mark_page_accessed(struct page *page, uint64_t id)
 		pthread_mutex_unlock(&owned_lock);
 		return -ENOENT;
 	}
+	n = 1l << page->order;		/* the handle's page: its order holds */
 	if (page_lru(page) != PAGE_LRU_NONE) {
 		memcg = (struct mem_cgroup *)page->memcg_data;
 		pthread_mutex_lock(&memcg->lru_lock);

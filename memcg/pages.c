@@ -25,6 +25,12 @@ static bool page_type_direct(enum memcg_page_type type)
 	       type == MEMCG_PAGE_SHMEM || type == MEMCG_PAGE_SOCK;
 }
 
+/* the types memcg_alloc_pages() puts on an LRU (when charged) */
+static bool page_type_lru(enum memcg_page_type type)
+{
+	return type == MEMCG_PAGE_ANON || type == MEMCG_PAGE_FILE || type == MEMCG_PAGE_SHMEM;
+}
+
 static bool page_type_task_owned(enum memcg_page_type type)
 {
 	return type == MEMCG_PAGE_ANON || type == MEMCG_PAGE_KERNEL_STACK ||
@@ -240,7 +246,9 @@ static bool page_claim(struct page *page, uint64_t id)
 	/* the id first: a page that still has it is not back in the allocator */
 	ok = id && READ_ONCE(page->id) == id && page->kind == PAGE_KIND_PAGES &&
 	     !(page_flags(page) & PAGE_FLAG_GONE);
-	if (ok && page_lru(page) != PAGE_LRU_NONE) {
+	/* an LRU page: whether reclaim has it is decided under the LRU lock */
+	if (ok && page_type_lru((enum memcg_page_type)page->type) &&
+	    (page_flags(page) & PAGE_FLAG_CHARGED)) {
 		struct mem_cgroup *memcg = (struct mem_cgroup *)page->memcg_data;
 
 		ok = memcg_lru_del_unless_isolated(memcg, page);

@@ -908,3 +908,61 @@ void test_charge_after_cache_swap(void **state)
 	DEFER_TRUE(wait_dying(root_mem_cgroup(), 0), "the tree reaped");
 	expect_memcg_check("after the reap");
 }
+
+/*
+ * Reclaim moves a file page between lists through none (unlink, then add)
+ * under the LRU lock alone.  A free of the page's handle that read its list
+ * outside that lock saw "on none" mid-move, skipped the unlink and freed a
+ * page that reclaim then put back on a list.  Here the test is reclaim: it
+ * holds the LRU lock with the page unlinked while a thread frees the
+ * handle; the free must wait for the lock and find the page on its list.
+ */
+struct mid_move_free {
+	struct page *page;
+	uint64_t id;
+	_Atomic int done;
+	int ret;
+};
+
+static void *free_mid_move(void *arg)
+{
+	struct mid_move_free *f = arg;
+
+	f->ret = memcg_free_pages(f->page, f->id);
+	atomic_store(&f->done, 1);
+	return NULL;
+}
+
+void test_free_during_lru_move(void **state)
+{
+	struct mem_cgroup *a = mk(root_mem_cgroup());
+	struct memcg_task *t = mktask(4343, a);
+	struct mid_move_free f = { 0 };
+	struct page *pg;
+	pthread_t th;
+	int nid;
+
+	(void)state;
+	memcg_set_current(t);
+	pg = pages(MEMCG_PAGE_FILE, 0);
+	memcg_set_current(NULL);
+	nid = page_to_nid(pg);
+	f.page = pg;
+	f.id = memcg_page_id(pg);
+	pthread_mutex_lock(&a->lru_lock);
+	__lru_unlink(&a->lru[nid], pg, LRU_INACTIVE_FILE);	/* mid-move */
+	assert_int_equal(pthread_create(&th, NULL, free_mid_move, &f), 0);
+	usleep(50000);
+	DEFER_EQ(atomic_load(&f.done), 0, "the free waits while the page is between lists");
+	DEFER_EQ(memcg_page_id(pg), f.id, "the page is not freed mid-move");
+	__lru_add(&a->lru[nid], pg, LRU_INACTIVE_FILE);
+	pthread_mutex_unlock(&a->lru_lock);
+	pthread_join(th, NULL);
+	DEFER_EQ(f.ret, 0, "then the free takes it off its list and frees it");
+	task_exit_checked(t, "the task");
+	memcg_drain();
+	DEFER_EQ(stv(a, "file"), 0, "no file page left");
+	DEFER_EQ(stv(a, "inactive_file"), 0, "none on the inactive list");
+	rm(a);
+	expect_memcg_check("after the free");
+}

@@ -197,6 +197,7 @@ int main(void)
 		T4(test_reparent_refs_before_release),
 		T4(test_stat_change_at_zero),
 		T4(test_charge_after_cache_swap),
+		T4(test_free_during_lru_move),
 	};
 	const struct CMUnitTest batch_tests[] = {
 		TB16(test_stock_precharge_batch16),

@@ -143,6 +143,7 @@ void test_drain_skips_dying_objcg(void **state);
 void test_reparent_refs_before_release(void **state);
 void test_stat_change_at_zero(void **state);
 void test_charge_after_cache_swap(void **state);
+void test_free_during_lru_move(void **state);
 void test_stat_keys(void **state);
 void test_numa_stat(void **state);
 void test_numa_stat_2nodes(void **state);
