@@ -92,11 +92,13 @@ unsigned short mem_cgroup_id(const struct mem_cgroup *memcg);
  */
 void memcg_reap_now(void);
 /*
- * memcg_wait_frees - wait until the frees already queued behind RCU, and
- * those they queue, have run; the stocks stay as they are.  A free
- * uncharges (a memcg's statistics, an objcg's leftover bytes): a check of
- * the counters is exact only once none is running.  Not inside a
- * read-side section.
+ * memcg_wait_frees - wait until no free is queued behind RCU: those queued
+ * already, those they queue, and any another thread queues meanwhile (the
+ * wait ends when the count of queued frees is zero).  The stocks stay as
+ * they are.  A free uncharges (a memcg's statistics, an objcg's leftover
+ * bytes): a check of the counters is exact only once none is running.
+ * Not inside a read-side section, nor holding a memcg lock (tree_lock,
+ * objcg_lock, the statistics lock), which the frees take.
  */
 void memcg_wait_frees(void);
 /*

@@ -8,7 +8,9 @@
  * An update adds to this CPU's counter and, the first time since the last
  * flush, puts the memcg on the list of changed memcgs (rstat's updated
  * tree, flattened): a flush folds only those, and adds each delta to the
- * memcg's own total and to every ancestor's hierarchical one.
+ * memcg's own total and to every ancestor's hierarchical one.  A memcg
+ * whose count is already zero (its free queued) is not put on the list;
+ * its free folds it.
  */
 #include "internal.h"
 #include "lib.h"
