@@ -818,9 +818,15 @@ void test_reparent_refs_before_release(void **state)
 	memcg_reparent_test_hook = release_in_window;
 	DEFER_EQ(mem_cgroup_offline(p), 0, "offline p");
 	memcg_reparent_test_hook = NULL;
-	/* three objcgs moved to g (p's own and the two), two were released */
-	DEFER_EQ(window_refcnt, before + 1,
-		 "g's count once two objcgs that had just moved to it were released");
+	/*
+	 * Three objcgs moved to g (p's own and the two), two were released:
+	 * before + 1, or more if a statistics change put g on the changed
+	 * list after the hook's flush (TSan, Debian 13: 7 for 6).  The old
+	 * order gave before - 2.
+	 */
+	DEFER_TRUE(window_refcnt >= before + 1,
+		   "g's count once two objcgs that had just moved to it were released: %ld, before %ld",
+		   window_refcnt, before);
 	mem_cgroup_put(p);
 	DEFER_TRUE(wait_dying(g, 0), "p reaped");
 	DEFER_EQ(mem_cgroup_offline(g), 0, "offline g");
