@@ -62,11 +62,15 @@ eq "... nothing left" 0 "$(cat "$MNT/p/memory.current")"
 # a reclaim that finds nothing over 5000 memcgs runs its 16 fruitless
 # passes (hundreds of ms): long enough to watch it
 mkdir "$MNT"/r/s/c{1..5000}
-mcg writewait "$MNT/r/memory.reclaim" 1G 60000 >"$TMP/long" &
+"$MCGTOOL" writewait "$MNT/r/memory.reclaim" 1G 60000 >"$TMP/long" &
 LONG=$!
-sleep 0.05
+# in_write: the writer waits in its write(2) for the daemon's answer (the
+# kernel's FUSE wait): the reclaim has been handed to the daemon, not ended
+in_write() { grep -q 'request_wait_answer' "/proc/$LONG/wchan" 2>/dev/null; }
+for _ in $(seq 200); do in_write && break; sleep 0.005; done
+ok "the reclaim is under way (its writer waits in the FUSE request)" in_write
 OUT=$(cat "$MNT/r/memory.current")
-ok "one worker, a reclaim running: another file is read meanwhile" kill -0 "$LONG"
+ok "one worker, a reclaim running: another file is read meanwhile" in_write
 match "... with its content" "^[0-9]+$" "$OUT"
 wait "$LONG"
 match "the reclaim ends as the kernel's: EAGAIN, nothing to take" "^EAGAIN " "$(cat "$TMP/long")"
