@@ -422,6 +422,24 @@ void alloc_cpu_unlock(_Atomic uint32_t *lock);
 	"movq %%rax, %%fs:8(%[rseq_off])\n\t"				\
 	"1:\n\t"
 
+/*
+ * The same, for a sequence short of registers: [rseq_off] is the memory
+ * operand "m"(alloc_rseq_offset), loaded into %%rdx (clobbered) before the
+ * section starts; the section reads its CPU with %%fs:4(%%rdx) and may then
+ * use %%rdx for itself.
+ */
+#define ALLOC_RSEQ_CS_BEGIN_RDX						\
+	".pushsection __rseq_cs, \"aw\"\n\t"				\
+	".balign 32\n\t"						\
+	"3:\n\t"							\
+	".long 0x0, 0x0\n\t"						\
+	".quad 1f, (2f - 1f), 4f\n\t"					\
+	".popsection\n\t"						\
+	"movq %[rseq_off], %%rdx\n\t"					\
+	"leaq 3b(%%rip), %%rax\n\t"					\
+	"movq %%rax, %%fs:8(%%rdx)\n\t"					\
+	"1:\n\t"
+
 #define ALLOC_RSEQ_CS_ABORT						\
 	".pushsection __rseq_failure, \"ax\"\n\t"			\
 	".byte 0x0f, 0xb9, 0x3d\n\t"					\
@@ -494,11 +512,25 @@ static inline uintptr_t memcg_current_word(void)
 int __memcg_slab_post_alloc_hook(uintptr_t cur, gfp_t gfp, struct slabobj_ext *ext,
 				 unsigned int full_size, bool reclaimable, int nid);
 /*
- * __memcg_slab_free_hook - uncharge an object of objcg (alloc has taken it
- * out of the object's obj_exts slot, and may already have freed the object).
+ * __memcg_slab_charge - the accounted allocation's fast path: the same
+ * charge as __memcg_slab_post_alloc_hook for an object whose slab has its
+ * vector (ext is its slot, never NULL), as alloc's tail call.  'charge' is
+ * the cache's full size ORed with SLAB_CHARGE_RECLAIMABLE for a
+ * SLAB_RECLAIM_ACCOUNT cache.  Returns obj, charged, or NULL when the
+ * charge failed: the hook has then given the object back through
+ * slab_alloc_charge_failed().
  */
-void __memcg_slab_free_hook(struct obj_cgroup *objcg, unsigned int full_size,
-			    bool reclaimable, int nid);
+#define SLAB_CHARGE_RECLAIMABLE	(1u << 31)
+void *__memcg_slab_charge(uintptr_t cur, gfp_t gfp, struct slabobj_ext *ext,
+			  uint32_t charge, int nid, void *obj);
+/* alloc's: frees an object whose charge failed; returns NULL. */
+void *slab_alloc_charge_failed(void *obj);
+/*
+ * __memcg_slab_free_hook - uncharge an object of objcg (alloc has taken it
+ * out of the object's obj_exts slot, and may already have freed the object);
+ * 'charge' is its cache's charge word, as for __memcg_slab_charge.
+ */
+void __memcg_slab_free_hook(struct obj_cgroup *objcg, uint32_t charge, int nid);
 /*
  * __memcg_kmem_charge_page / __memcg_kmem_uncharge_page - a large kmalloc's
  * pages (order 'order') charged to the current objcg as kmem and counted as

@@ -265,6 +265,7 @@ struct kmem_cache {
 	bool kmalloc;
 	bool rare;			/* account || slab_hooks_on: allocations leave the fast path */
 	slab_flags_t flags;
+	uint32_t charge;		/* __memcg_slab_charge(): size + pointer, RECLAIMABLE bit */
 	/* geometry */
 	unsigned int align;
 	unsigned int order, objects;	/* oo */

@@ -16,10 +16,16 @@ int __memcg_slab_post_alloc_hook(uintptr_t cur, gfp_t gfp, struct slabobj_ext *e
 	return 0;
 }
 
-void __memcg_slab_free_hook(struct obj_cgroup *objcg, unsigned int full_size,
-			    bool reclaimable, int nid)
+void *__memcg_slab_charge(uintptr_t cur, gfp_t gfp, struct slabobj_ext *ext,
+			  uint32_t charge, int nid, void *obj)
 {
-	(void)objcg; (void)full_size; (void)reclaimable; (void)nid;
+	(void)cur; (void)gfp; (void)ext; (void)charge; (void)nid;
+	return obj;
+}
+
+void __memcg_slab_free_hook(struct obj_cgroup *objcg, uint32_t charge, int nid)
+{
+	(void)objcg; (void)charge; (void)nid;
 }
 
 int __memcg_kmem_charge_page(struct page *page, gfp_t gfp, unsigned int order)

@@ -235,6 +235,8 @@ struct kmem_cache *__kmem_cache_create(const char *name, unsigned int size,
 	ret = calculate_sizes(s);
 	if (ret)
 		goto out_free;
+	s->charge = (s->size + (uint32_t)sizeof(void *)) |
+		    (s->reclaimable ? SLAB_CHARGE_RECLAIMABLE : 0);
 	ret = -ENOMEM;
 	s->cpu_slab = aligned_alloc(64, sizeof(*s->cpu_slab) * machine.cpus);
 	s->node = aligned_alloc(64, sizeof(*s->node) * machine.nodes);
@@ -727,8 +729,7 @@ _Static_assert(sizeof(struct kmem_cache_cpu) == 64, "rseq layout: cpu_slab[cpu] 
  * -fsanitize=address, asm goto with an output handed out an "object" just
  * past the cpu_slab array).
  */
-static __always_inline void *rseq_freelist_pop(struct kmem_cache_cpu *cpu_slab,
-					       unsigned long offset)
+static __always_inline void *rseq_freelist_pop(struct kmem_cache *s)
 {
 	void *obj;
 	struct kmem_cache_cpu *c;
@@ -739,10 +740,11 @@ static __always_inline void *rseq_freelist_pop(struct kmem_cache_cpu *cpu_slab,
 		RSEQ_CS_DESC("3", "1f", "2f")
 		".popsection\n\t"
 		"0:\n\t"
+		"movq %[rseq_off], %[c]\n\t"
 		"leaq 3b(%%rip), %[obj]\n\t"
-		"movq %[obj], %%fs:8(%[rseq_off])\n\t"
+		"movq %[obj], %%fs:8(%[c])\n\t"
 		"1:\n\t"
-		"movl %%fs:4(%[rseq_off]), %k[c]\n\t"
+		"movl %%fs:4(%[c]), %k[c]\n\t"
 		"shlq $6, %[c]\n\t"
 		"addq %[base], %[c]\n\t"
 		"xorl %k[obj], %k[obj]\n\t"
@@ -751,15 +753,62 @@ static __always_inline void *rseq_freelist_pop(struct kmem_cache_cpu *cpu_slab,
 		"movq (%[c]), %[obj]\n\t"
 		"testq %[obj], %[obj]\n\t"
 		"jz 2f\n\t"
-		"movq (%[obj], %[off]), %[next]\n\t"
+		"movl %[off], %k[next]\n\t"
+		"movq (%[obj], %[next]), %[next]\n\t"
 		"movq %[next], (%[c])\n\t"
 		"2:\n\t"
 		RSEQ_ABORT_RESTART
 		".popsection\n\t"
 		: [obj] "=&r"(obj), [c] "=&r"(c), [next] "=&r"(next)
-		: [rseq_off] "r"(alloc_rseq_offset), [base] "r"(cpu_slab),
-		  [off] "r"(offset)
+		: [rseq_off] "m"(alloc_rseq_offset), [base] "m"(s->cpu_slab),
+		  [off] "m"(s->offset)
 		: "memory", "cc");
+	return obj;
+}
+
+/*
+ * The same pop, and the CPU slab the object belongs to (every object on a
+ * CPU freelist is the CPU slab's: they change together, in one section or
+ * under the slot's lock): an accounted allocation finds its obj_exts
+ * vector without the lookup from the object's address.
+ */
+static __always_inline void *rseq_freelist_pop_slab(struct kmem_cache *s, struct slab **slabp)
+{
+	void *obj;
+	struct kmem_cache_cpu *c;
+	void *next;
+	struct slab *slab;
+
+	__asm__ __volatile__(
+		".pushsection __rseq_cs, \"aw\"\n\t"
+		RSEQ_CS_DESC("3", "1f", "2f")
+		".popsection\n\t"
+		"0:\n\t"
+		"movq %[rseq_off], %[c]\n\t"
+		"leaq 3b(%%rip), %[obj]\n\t"
+		"movq %[obj], %%fs:8(%[c])\n\t"
+		"1:\n\t"
+		"movl %%fs:4(%[c]), %k[c]\n\t"
+		"shlq $6, %[c]\n\t"
+		"addq %[base], %[c]\n\t"
+		"xorl %k[obj], %k[obj]\n\t"
+		"cmpl $0, 16(%[c])\n\t"
+		"jnz 2f\n\t"
+		"movq (%[c]), %[obj]\n\t"
+		"testq %[obj], %[obj]\n\t"
+		"jz 2f\n\t"
+		"movq 8(%[c]), %[slab]\n\t"
+		"movl %[off], %k[next]\n\t"
+		"movq (%[obj], %[next]), %[next]\n\t"
+		"movq %[next], (%[c])\n\t"
+		"2:\n\t"
+		RSEQ_ABORT_RESTART
+		".popsection\n\t"
+		: [obj] "=&r"(obj), [c] "=&r"(c), [next] "=&r"(next), [slab] "=&r"(slab)
+		: [rseq_off] "m"(alloc_rseq_offset), [base] "m"(s->cpu_slab),
+		  [off] "m"(s->offset)
+		: "memory", "cc");
+	*slabp = slab;
 	return obj;
 }
 
@@ -841,7 +890,7 @@ static __always_inline void *slab_alloc_fast(struct kmem_cache *s)
 
 #if defined(__x86_64__)
 	if (likely(thread_uses_rseq()))
-		return rseq_freelist_pop(s->cpu_slab, s->offset);
+		return rseq_freelist_pop(s);
 #endif
 	/* pinned, the thread's first call, or a hint from an older machine */
 	if (unlikely(machine.rseq) || unlikely(alloc_cpu_hint >= machine.cpus))
@@ -851,6 +900,31 @@ static __always_inline void *slab_alloc_fast(struct kmem_cache *s)
 		obj = c->freelist;
 		if (likely(obj))
 			c->freelist = get_freepointer(s, obj);
+		slot_unlock(c);
+		return obj;
+	}
+	return NULL;
+}
+
+/* slab_alloc_fast() and the object's slab (undefined when it returns NULL). */
+static __always_inline void *slab_alloc_fast_slab(struct kmem_cache *s, struct slab **slabp)
+{
+	struct kmem_cache_cpu *c;
+	void *obj;
+
+#if defined(__x86_64__)
+	if (likely(thread_uses_rseq()))
+		return rseq_freelist_pop_slab(s, slabp);
+#endif
+	if (unlikely(machine.rseq) || unlikely(alloc_cpu_hint >= machine.cpus))
+		return NULL;
+	c = &s->cpu_slab[alloc_cpu_hint];
+	if (likely(spin_trylock(&c->lock))) {
+		obj = c->freelist;
+		if (likely(obj)) {
+			c->freelist = get_freepointer(s, obj);
+			*slabp = c->slab;
+		}
 		slot_unlock(c);
 		return obj;
 	}
@@ -1033,27 +1107,33 @@ static __noinline void *slab_alloc_accounted_slow(struct kmem_cache *s, gfp_t gf
 	return NULL;
 }
 
+/* __memcg_slab_charge()'s failure: the object goes back, the allocation fails. */
+void *slab_alloc_charge_failed(void *obj)
+{
+	struct slab *slab = virt_to_slab(obj, NULL);
+
+	do_slab_free(slab->cache, slab, obj);
+	return NULL;
+}
+
 /*
  * An accounted allocation of a task below the root, with nothing else to
- * do: the hook alone.  'cur' is the task's objcg word, already read and
- * found non-zero (a root task's is 0 and never gets here: its test is
- * inline, the kernel's current_obj_cgroup() NULL test); a word that is not
- * 0 means a memcg below the root exists, so memcg_kmem_online() needs no
- * test here.
+ * do: the hook alone, as a tail call (it hands the object back, or NULL).
+ * 'cur' is the task's objcg word, already read and found non-zero (a root
+ * task's is 0 and never gets here: its test is inline, the kernel's
+ * current_obj_cgroup() NULL test); a word that is not 0 means a memcg
+ * below the root exists, so memcg_kmem_online() needs no test here.  The
+ * slab's first charged object makes its vector (the slow path).
  */
-static __noinline void *slab_alloc_accounted(struct kmem_cache *s, gfp_t gfp, void *obj,
-					     uintptr_t cur)
+static __always_inline void *slab_alloc_accounted(struct kmem_cache *s, gfp_t gfp, void *obj,
+						  struct slab *slab, uintptr_t cur)
 {
-	struct slab *slab;
-	struct slabobj_ext *v;
+	struct slabobj_ext *v = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
 
-	slab = machine.slab_of[((uintptr_t)obj - (uintptr_t)machine.base) >> machine.page_shift];
-	v = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
-	if (likely(v) &&
-	    likely(!__memcg_slab_post_alloc_hook(cur, gfp, &v[obj_to_index(s, slab, obj)],
-			s->size + (unsigned int)sizeof(void *), s->reclaimable, slab->nid)))
-		return obj;
-	return slab_alloc_accounted_slow(s, gfp, obj);
+	if (unlikely(!v))
+		return slab_alloc_accounted_slow(s, gfp, obj);
+	return __memcg_slab_charge(cur, gfp, &v[obj_to_index(s, slab, obj)], s->charge,
+				   slab->nid, obj);
 }
 
 /*
@@ -1067,8 +1147,7 @@ static __noinline void slab_free_accounted_slow(struct kmem_cache *s, struct sla
 						void *obj, struct obj_cgroup *objcg, int nid)
 {
 	slab_free_slow(s, slab, obj);
-	__memcg_slab_free_hook(objcg, s->size + (unsigned int)sizeof(void *), s->reclaimable,
-			       nid);
+	__memcg_slab_free_hook(objcg, s->charge, nid);
 }
 
 static __noinline void slab_free_accounted(struct slab *slab, void *obj,
@@ -1082,8 +1161,7 @@ static __noinline void slab_free_accounted(struct slab *slab, void *obj,
 		slab_free_accounted_slow(s, slab, obj, objcg, nid);
 		return;
 	}
-	__memcg_slab_free_hook(objcg, s->size + (unsigned int)sizeof(void *), s->reclaimable,
-			       nid);
+	__memcg_slab_free_hook(objcg, s->charge, nid);
 }
 
 /*
@@ -1155,18 +1233,28 @@ out:
 static __always_inline void *slab_alloc(struct kmem_cache *s, gfp_t gfp, uintptr_t caller,
 				       size_t orig_size, bool is_kmalloc)
 {
-	void *obj = slab_alloc_fast(s);
+	struct slab *slab;
+	uintptr_t cur;
+	void *obj;
 
-	if (likely(obj)) {
-		if (likely(!((gfp & (__GFP_ZERO | __GFP_ACCOUNT)) | s->rare)))
+	if (likely(!((gfp & (__GFP_ZERO | __GFP_ACCOUNT)) | s->rare))) {
+		obj = slab_alloc_fast(s);
+		if (likely(obj))
 			return obj;
-		if (likely(!(gfp & __GFP_ZERO)) && likely(!slab_hooks_on)) {
-			uintptr_t cur = memcg_current_word();
-
-			if (likely(!cur))
-				return obj;	/* a root task: nothing to charge */
-			return slab_alloc_accounted(s, gfp, obj, cur);
+	} else if (likely(!(gfp & __GFP_ZERO)) && likely(!slab_hooks_on)) {
+		/* accounted: the task's objcg word first, the pop as it needs */
+		cur = memcg_current_word();
+		if (likely(!cur)) {
+			obj = slab_alloc_fast(s);	/* a root task: nothing to charge */
+			if (likely(obj))
+				return obj;
+		} else {
+			obj = slab_alloc_fast_slab(s, &slab);
+			if (likely(obj))
+				return slab_alloc_accounted(s, gfp, obj, slab, cur);
 		}
+	} else {
+		obj = slab_alloc_fast(s);
 	}
 	return slab_alloc_finish(s, gfp, caller, orig_size, is_kmalloc, obj);
 }
@@ -1258,15 +1346,20 @@ __hot_aligned __noinline void *kmalloc(size_t size, gfp_t gfp)
 	if (likely(size - 1 < READ_ONCE(machine.kmalloc_fast_limit)) &&
 	    likely((gfp & (__GFP_RECLAIMABLE | __GFP_ACCOUNT | __GFP_ZERO)) == __GFP_ACCOUNT)) {
 		struct kmem_cache *s = kmalloc_cg_by_size[(size - 1) >> 3];
-		void *obj = slab_alloc_fast(s);
-		uintptr_t cur;
+		uintptr_t cur = memcg_current_word();
+		struct slab *slab;
+		void *obj;
 
-		if (unlikely(!obj))
-			return slab_alloc_finish(s, gfp, _RET_IP_, size, true, NULL);
-		cur = memcg_current_word();
-		if (likely(!cur))
-			return obj;
-		return slab_alloc_accounted(s, gfp, obj, cur);
+		if (likely(!cur)) {
+			obj = slab_alloc_fast(s);	/* a root task: nothing to charge */
+			if (likely(obj))
+				return obj;
+		} else {
+			obj = slab_alloc_fast_slab(s, &slab);
+			if (likely(obj))
+				return slab_alloc_accounted(s, gfp, obj, slab, cur);
+		}
+		return slab_alloc_finish(s, gfp, _RET_IP_, size, true, NULL);
 	}
 	return kmalloc_general(size, gfp, _RET_IP_);
 }

@@ -422,8 +422,8 @@ static inline __attribute__((always_inline)) int				\
 fn(struct obj_cgroup *objcg, int nid, int dn, int ds)				\
 {										\
 	__asm__ __volatile__ goto(						\
-		ALLOC_RSEQ_CS_BEGIN						\
-		"movl %%fs:4(%[rseq_off]), %%eax\n\t"				\
+		ALLOC_RSEQ_CS_BEGIN_RDX						\
+		"movl %%fs:4(%%rdx), %%eax\n\t"				\
 		"shlq $6, %%rax\n\t"						\
 		"addq %[base], %%rax\n\t"					\
 		"cmpl $0, (%%rax)\n\t"						\
@@ -441,7 +441,7 @@ fn(struct obj_cgroup *objcg, int nid, int dn, int ds)				\
 		"2:\n\t"							\
 		ALLOC_RSEQ_CS_ABORT						\
 		:								\
-		: [rseq_off] "r"(alloc_rseq_offset), [base] "m"(obj_stock),	\
+		: [rseq_off] "m"(alloc_rseq_offset), [base] "m"(obj_stock),	\
 		  [objcg] "r"(objcg), [nid] "r"(nid), [dn] "r"(dn), [ds] "r"(ds),	\
 		  [limit] "m"(bounds.limit)					\
 		: "memory", "cc", "rax", "rdx", "r11"				\
@@ -460,11 +460,73 @@ slow:										\
 #define COMBINE_RECL	"shlq $32, %%rdx\n\torq %%r11, %%rdx\n\tmovq %%rdx, 16(%%rax)\n\t"
 #define COMBINE_UNRECL	"shlq $32, %%r11\n\torq %%rdx, %%r11\n\tmovq %%r11, 20(%%rax)\n\t"
 
+/*
+ * The slab hooks' sections: the same, with the size taken from the
+ * cache's charge word (size | SLAB_CHARGE_RECLAIMABLE) in the section, so
+ * that the hook keeps no register of its own: a charge takes the size from
+ * the bytes and adds it to the statistic, an uncharge gives the bytes back
+ * (up to bounds.limit) and takes the size from the statistic.
+ */
+#define CHARGE_TAKE(STAT)							\
+	"movl 20(%%rax), %%edx\n\t"						\
+	"subl %%r11d, %%edx\n\t"						\
+	"jb %l[slow]\n\t"							\
+	"addl " #STAT "(%%rax), %%r11d\n\t"					\
+	"jo %l[slow]\n\t"
+#define CHARGE_GIVE(STAT)							\
+	"movl 20(%%rax), %%edx\n\t"						\
+	"addl %%r11d, %%edx\n\t"						\
+	"cmpl %[limit], %%edx\n\t"						\
+	"ja %l[slow]\n\t"							\
+	"negl %%r11d\n\t"							\
+	"addl " #STAT "(%%rax), %%r11d\n\t"					\
+	"jo %l[slow]\n\t"
+
+#define DEFINE_OBJ_STOCK_CHARGE(fn, OP, COMBINE)				\
+static inline __attribute__((always_inline)) int				\
+fn(struct obj_cgroup *objcg, int nid, uint32_t charge)				\
+{										\
+	__asm__ __volatile__ goto(						\
+		ALLOC_RSEQ_CS_BEGIN_RDX						\
+		"movl %%fs:4(%%rdx), %%eax\n\t"				\
+		"shlq $6, %%rax\n\t"						\
+		"addq %[base], %%rax\n\t"					\
+		"cmpl $0, (%%rax)\n\t"						\
+		"jnz %l[slow]\n\t"						\
+		"cmpq %[objcg], 8(%%rax)\n\t"					\
+		"jnz %l[slow]\n\t"						\
+		"cmpl %[nid], 28(%%rax)\n\t"					\
+		"jnz %l[slow]\n\t"						\
+		"movl %[charge], %%r11d\n\t"					\
+		"andl $0x7fffffff, %%r11d\n\t"					\
+		OP								\
+		COMBINE								\
+		"2:\n\t"							\
+		ALLOC_RSEQ_CS_ABORT						\
+		:								\
+		: [rseq_off] "m"(alloc_rseq_offset), [base] "m"(obj_stock),	\
+		  [objcg] "r"(objcg), [nid] "r"(nid), [charge] "r"(charge),	\
+		  [limit] "m"(bounds.limit)					\
+		: "memory", "cc", "rax", "rdx", "r11"				\
+		: slow, abort);							\
+	return 0;								\
+abort:										\
+	return -1;								\
+slow:										\
+	return 1;								\
+}
+
+_Static_assert(SLAB_CHARGE_RECLAIMABLE == 0x80000000u, "the sections' mask");
+
 DEFINE_OBJ_STOCK_SECTION(obj_stock_adjust_recl, BYTES_ADD, "addl", 16, COMBINE_RECL)
 DEFINE_OBJ_STOCK_SECTION(obj_stock_adjust_unrecl, BYTES_ADD, "addl", 24, COMBINE_UNRECL)
 #ifndef MEMCG_OBJ_STOCK_SEPARATE	/* the separate path charges with obj_stock_try */
 DEFINE_OBJ_STOCK_SECTION(obj_stock_take_recl, BYTES_TAKE, "addl", 16, COMBINE_RECL)
 DEFINE_OBJ_STOCK_SECTION(obj_stock_take_unrecl, BYTES_TAKE, "addl", 24, COMBINE_UNRECL)
+DEFINE_OBJ_STOCK_CHARGE(obj_stock_charge_recl, CHARGE_TAKE(16), COMBINE_RECL)
+DEFINE_OBJ_STOCK_CHARGE(obj_stock_charge_unrecl, CHARGE_TAKE(24), COMBINE_UNRECL)
+DEFINE_OBJ_STOCK_CHARGE(obj_stock_uncharge_recl, CHARGE_GIVE(16), COMBINE_RECL)
+DEFINE_OBJ_STOCK_CHARGE(obj_stock_uncharge_unrecl, CHARGE_GIVE(24), COMBINE_UNRECL)
 #endif
 
 /*
@@ -489,6 +551,25 @@ obj_stock_take_try(struct obj_cgroup *objcg, int nid, bool reclaimable, int size
 		return 1;
 	return reclaimable ? obj_stock_take_recl(objcg, nid, size, size)
 			   : obj_stock_take_unrecl(objcg, nid, size, size);
+}
+
+/* The same for the slab hooks, by the cache's charge word. */
+static inline __attribute__((always_inline)) int
+obj_stock_charge_try(struct obj_cgroup *objcg, int nid, uint32_t charge)
+{
+	if (!alloc_thread_uses_rseq())
+		return 1;
+	return (charge & SLAB_CHARGE_RECLAIMABLE) ? obj_stock_charge_recl(objcg, nid, charge)
+						  : obj_stock_charge_unrecl(objcg, nid, charge);
+}
+
+static inline __attribute__((always_inline)) int
+obj_stock_uncharge_try(struct obj_cgroup *objcg, int nid, uint32_t charge)
+{
+	if (!alloc_thread_uses_rseq())
+		return 1;
+	return (charge & SLAB_CHARGE_RECLAIMABLE) ? obj_stock_uncharge_recl(objcg, nid, charge)
+						  : obj_stock_uncharge_unrecl(objcg, nid, charge);
 }
 #endif
 
@@ -516,6 +597,18 @@ static inline int obj_stock_take_try(struct obj_cgroup *objcg, int nid, bool rec
 				     int size)
 {
 	(void)objcg; (void)nid; (void)reclaimable; (void)size;
+	return 1;
+}
+
+static inline int obj_stock_charge_try(struct obj_cgroup *objcg, int nid, uint32_t charge)
+{
+	(void)objcg; (void)nid; (void)charge;
+	return 1;
+}
+
+static inline int obj_stock_uncharge_try(struct obj_cgroup *objcg, int nid, uint32_t charge)
+{
+	(void)objcg; (void)nid; (void)charge;
 	return 1;
 }
 #endif
@@ -699,6 +792,29 @@ slab_uncharge_try(struct obj_cgroup *objcg, int nid, bool reclaimable, int size)
 #endif
 }
 
+/* The same by the cache's charge word (size | SLAB_CHARGE_RECLAIMABLE). */
+static inline __attribute__((always_inline)) int
+slab_charge_word_try(struct obj_cgroup *objcg, int nid, uint32_t charge)
+{
+#ifndef MEMCG_OBJ_STOCK_SEPARATE
+	return obj_stock_charge_try(objcg, nid, charge);
+#else
+	return slab_charge_try(objcg, nid, charge & SLAB_CHARGE_RECLAIMABLE,
+			       (int)(charge & ~SLAB_CHARGE_RECLAIMABLE));
+#endif
+}
+
+static inline __attribute__((always_inline)) int
+slab_uncharge_word_try(struct obj_cgroup *objcg, int nid, uint32_t charge)
+{
+#ifndef MEMCG_OBJ_STOCK_SEPARATE
+	return obj_stock_uncharge_try(objcg, nid, charge);
+#else
+	return slab_uncharge_try(objcg, nid, charge & SLAB_CHARGE_RECLAIMABLE,
+				 (int)(charge & ~SLAB_CHARGE_RECLAIMABLE));
+#endif
+}
+
 /* gcc's: not inlined, and its arguments not changed by interprocedural passes */
 #if defined(__clang__)
 #define __noipa __attribute__((noinline))
@@ -793,6 +909,37 @@ int __memcg_slab_post_alloc_hook(uintptr_t cur, gfp_t gfp, struct slabobj_ext *e
 #endif
 }
 
+/* __memcg_slab_charge past its one attempt: the hook's whole path. */
+static __noipa void *slab_charge_obj_slow(uintptr_t cur, gfp_t gfp, struct slabobj_ext *ext,
+					  uint32_t charge, int nid, void *obj)
+{
+	if (__memcg_slab_post_alloc_hook(cur, gfp, ext, charge & ~SLAB_CHARGE_RECLAIMABLE,
+					 charge & SLAB_CHARGE_RECLAIMABLE, nid))
+		return slab_alloc_charge_failed(obj);
+	return obj;
+}
+
+/*
+ * __memcg_slab_charge - __memcg_slab_post_alloc_hook's common case as
+ * alloc's tail call: one stock section, the objcg stored, the object
+ * handed back; no register saved.
+ */
+void *__memcg_slab_charge(uintptr_t cur, gfp_t gfp, struct slabobj_ext *ext,
+			  uint32_t charge, int nid, void *obj)
+{
+#ifndef MEMCG_OBJCG_LOOKUP_MEMCG
+	struct obj_cgroup *objcg = (struct obj_cgroup *)cur;
+
+	if (likely(!(cur & CURRENT_OBJCG_UPDATE_FLAG)) &&
+	    likely(!slab_charge_word_try(objcg, nid, charge))) {
+		ext->objcg = objcg;
+		return obj;
+	}
+#endif
+	/* (before seed 003, every allocation takes the referenced lookup) */
+	return slab_charge_obj_slow(cur, gfp, ext, charge, nid, obj);
+}
+
 static __noipa void slab_uncharge_slow(struct obj_cgroup *objcg, unsigned int full_size,
 				       bool reclaimable, int nid)
 {
@@ -804,12 +951,12 @@ static __noipa void slab_uncharge_slow(struct obj_cgroup *objcg, unsigned int fu
 #endif
 }
 
-void __memcg_slab_free_hook(struct obj_cgroup *objcg, unsigned int full_size,
-			    bool reclaimable, int nid)
+void __memcg_slab_free_hook(struct obj_cgroup *objcg, uint32_t charge, int nid)
 {
-	if (likely(!slab_uncharge_try(objcg, nid, reclaimable, (int)full_size)))
+	if (likely(!slab_uncharge_word_try(objcg, nid, charge)))
 		return;
-	slab_uncharge_slow(objcg, full_size, reclaimable, nid);
+	slab_uncharge_slow(objcg, charge & ~SLAB_CHARGE_RECLAIMABLE,
+			   charge & SLAB_CHARGE_RECLAIMABLE, nid);
 }
 
 int memcg_kmem_charge_bytes(gfp_t gfp, size_t size, struct obj_cgroup **objcgp)

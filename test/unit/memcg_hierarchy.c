@@ -903,7 +903,7 @@ void test_charge_after_cache_swap(void **state)
 	DEFER_EQ(r, 0, "the first thread's charge");
 	DEFER_TRUE(ext.objcg == atomic_load(&d->objcg), "it charged d's objcg, not the freed one");
 	if (ext.objcg == atomic_load(&d->objcg))
-		__memcg_slab_free_hook(ext.objcg, 64, false, 0);
+		__memcg_slab_free_hook(ext.objcg, 64, 0);
 	memcg_set_current(NULL);
 	task_exit_checked(t, "the task");
 	memcg_drain();
