@@ -424,20 +424,21 @@ void alloc_cpu_unlock(_Atomic uint32_t *lock);
 
 /*
  * The same, for a sequence short of registers: [rseq_off] is the memory
- * operand "m"(alloc_rseq_offset), loaded into %%rdx (clobbered) before the
- * section starts; the section reads its CPU with %%fs:4(%%rdx) and may then
- * use %%rdx for itself.
+ * operand "m"(alloc_rseq_offset), loaded into the scratch register SCR
+ * (a clobber of the sequence, named as in "rdx") before the section starts;
+ * the section reads its CPU with %%fs:4(%%SCR) and may then use SCR for
+ * itself.
  */
-#define ALLOC_RSEQ_CS_BEGIN_RDX						\
+#define ALLOC_RSEQ_CS_BEGIN_IN(SCR)					\
 	".pushsection __rseq_cs, \"aw\"\n\t"				\
 	".balign 32\n\t"						\
 	"3:\n\t"							\
 	".long 0x0, 0x0\n\t"						\
 	".quad 1f, (2f - 1f), 4f\n\t"					\
 	".popsection\n\t"						\
-	"movq %[rseq_off], %%rdx\n\t"					\
+	"movq %[rseq_off], %%" SCR "\n\t"					\
 	"leaq 3b(%%rip), %%rax\n\t"					\
-	"movq %%rax, %%fs:8(%%rdx)\n\t"					\
+	"movq %%rax, %%fs:8(%%" SCR ")\n\t"				\
 	"1:\n\t"
 
 #define ALLOC_RSEQ_CS_ABORT						\

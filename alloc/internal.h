@@ -192,14 +192,16 @@ void rseq_fence_cpu(unsigned int cpu);
 struct slab {
 	struct kmem_cache *cache;
 	/*
-	 * cache->cpu_slab and cache->offset, copied here by new_slab(): the
-	 * free fast path reads them with obj_exts from the first 32 bytes
-	 * of the slab (one cache line: the struct is 32-aligned), one
-	 * dependent load less between kfree's pointer and its push.
+	 * cache->cpu_slab, cache->offset and cache->charge, copied here by
+	 * new_slab(): the free fast path reads them with obj_exts from the
+	 * first 32 bytes of the slab (one cache line: the struct is
+	 * 32-aligned), one dependent load less between kfree's pointer and
+	 * its push, and the accounted free needs no load of the cache.
 	 */
 	struct kmem_cache_cpu *cpu_slab;
 	struct slabobj_ext *obj_exts;
 	unsigned int fp_offset;
+	uint32_t charge;		/* cache->charge, for the free hook */
 	char *base;
 	void *freelist;
 	uint16_t inuse;

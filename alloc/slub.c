@@ -404,6 +404,7 @@ static struct slab *new_slab(struct kmem_cache *s, gfp_t gfp)
 	slab->cache = s;
 	slab->cpu_slab = s->cpu_slab;
 	slab->fp_offset = s->offset;
+	slab->charge = s->charge;
 	slab->base = page_address(page);
 	slab->objects = (uint16_t)objects;
 	slab->nid = (uint8_t)page_to_nid(page);
@@ -693,6 +694,8 @@ _Static_assert(__builtin_offsetof(struct kmem_cache_cpu, freelist) == 0, "rseq l
 _Static_assert(__builtin_offsetof(struct kmem_cache_cpu, slab) == 8, "rseq layout");
 _Static_assert(__builtin_offsetof(struct kmem_cache_cpu, lock) == 16, "rseq layout");
 _Static_assert(sizeof(struct kmem_cache_cpu) == 64, "rseq layout: cpu_slab[cpu] is cpu << 6");
+_Static_assert(__builtin_offsetof(struct slab, charge) + sizeof(uint32_t) <= 32,
+	       "the free fast path's fields in the slab's first 32 bytes");
 
 
 /*
@@ -820,35 +823,36 @@ _Static_assert(__builtin_offsetof(struct kmem_cache_cpu, pend_slab) == 32, "rseq
  * pending run if the run is for its slab: true when done, false for the
  * slow path (the slot's lock is held, or the object belongs to neither).
  * One section, one commit store for either: the freelist's new head, or
- * the run's word (its new head and its length plus one, PEND_MAKE).
+ * the run's word (its new head and its length plus one, PEND_MAKE).  The
+ * run's head goes into obj's free pointer as the whole word, its length
+ * then cleared with a 2-byte store: obj is nobody's before the commit, and
+ * the sequence keeps to three scratch registers (its operands are memory).
  */
-static __always_inline bool rseq_free_push(struct kmem_cache_cpu *cpu_slab,
-					   unsigned long offset, struct slab *slab,
-					   void *obj)
+static __always_inline bool rseq_free_push(struct slab *slab, void *obj)
 {
 	__asm__ __volatile__ goto(
 		".pushsection __rseq_cs, \"aw\"\n\t"
 		RSEQ_CS_DESC("3", "1f", "2f")
 		".popsection\n\t"
 		"0:\n\t"
+		"movq %[rseq_off], %%rcx\n\t"
 		"leaq 3b(%%rip), %%rax\n\t"
-		"movq %%rax, %%fs:8(%[rseq_off])\n\t"
+		"movq %%rax, %%fs:8(%%rcx)\n\t"
 		"1:\n\t"
-		"movl %%fs:4(%[rseq_off]), %%eax\n\t"
+		"movl %%fs:4(%%rcx), %%eax\n\t"
 		"shlq $6, %%rax\n\t"
 		"addq %[base], %%rax\n\t"
 		"cmpl $0, 16(%%rax)\n\t"
 		"jnz %l[slow]\n\t"
+		"movl %[off], %%ecx\n\t"
 		"cmpq %[slab], 8(%%rax)\n\t"
 		"je 5f\n\t"
 		"cmpq %[slab], 32(%%rax)\n\t"
 		"jnz %l[slow]\n\t"
 		/* the run: its head (the low 48 bits) into obj, then obj and len + 1 */
 		"movq 24(%%rax), %%r11\n\t"
-		"movq %%r11, %%rcx\n\t"
-		"shlq $16, %%rcx\n\t"
-		"shrq $16, %%rcx\n\t"
-		"movq %%rcx, (%[obj], %[off])\n\t"
+		"movq %%r11, (%[obj], %%rcx)\n\t"
+		"movw $0, 6(%[obj], %%rcx)\n\t"
 		"shrq $48, %%r11\n\t"
 		"addq $1, %%r11\n\t"
 		"shlq $48, %%r11\n\t"
@@ -857,7 +861,7 @@ static __always_inline bool rseq_free_push(struct kmem_cache_cpu *cpu_slab,
 		"jmp 7f\n\t"
 		"5:\n\t"
 		"movq (%%rax), %%r11\n\t"
-		"movq %%r11, (%[obj], %[off])\n\t"
+		"movq %%r11, (%[obj], %%rcx)\n\t"
 		"movq %[obj], %%r11\n\t"
 		"7:\n\t"
 		"movq %%r11, (%%rax)\n\t"
@@ -865,8 +869,8 @@ static __always_inline bool rseq_free_push(struct kmem_cache_cpu *cpu_slab,
 		RSEQ_ABORT_RESTART
 		".popsection\n\t"
 		:
-		: [rseq_off] "r"(alloc_rseq_offset), [base] "r"(cpu_slab),
-		  [off] "r"(offset), [slab] "r"(slab), [obj] "r"(obj)
+		: [rseq_off] "m"(alloc_rseq_offset), [base] "m"(slab->cpu_slab),
+		  [off] "m"(slab->fp_offset), [slab] "r"(slab), [obj] "r"(obj)
 		: "memory", "cc", "rax", "rcx", "r11"
 		: slow);
 	return true;
@@ -1047,7 +1051,7 @@ static __always_inline bool slab_free_fast(struct kmem_cache *s, struct slab *sl
 
 #if defined(__x86_64__)
 	if (likely(thread_uses_rseq()))
-		return rseq_free_push(slab->cpu_slab, slab->fp_offset, slab, obj);
+		return rseq_free_push(slab, obj);
 #endif
 	if (unlikely(machine.rseq) || unlikely(alloc_cpu_hint >= machine.cpus))
 		return false;
@@ -1143,25 +1147,28 @@ static __always_inline void *slab_alloc_accounted(struct kmem_cache *s, gfp_t gf
  * across a call but for the slow path's).  The node is read before the
  * free: once the object is back, the slab may be discarded and made anew.
  */
-static __noinline void slab_free_accounted_slow(struct kmem_cache *s, struct slab *slab,
-						void *obj, struct obj_cgroup *objcg, int nid)
+static __noinline void slab_free_accounted_slow(struct slab *slab, void *obj,
+						struct obj_cgroup *objcg, uint32_t charge, int nid)
 {
-	slab_free_slow(s, slab, obj);
-	__memcg_slab_free_hook(objcg, s->charge, nid);
+	do_slab_free(slab->cache, slab, obj);
+	__memcg_slab_free_hook(objcg, charge, nid);
 }
 
+/* The common case: the push in its sequence, then the hook as a tail call. */
 static __noinline void slab_free_accounted(struct slab *slab, void *obj,
 					   struct slabobj_ext *ext, struct obj_cgroup *objcg)
 {
-	struct kmem_cache *s = slab->cache;
+	uint32_t charge = slab->charge;
 	int nid = slab->nid;
 
 	ext->objcg = NULL;
-	if (unlikely(!slab_free_fast(s, slab, obj))) {
-		slab_free_accounted_slow(s, slab, obj, objcg, nid);
+#if defined(__x86_64__)
+	if (likely(thread_uses_rseq()) && likely(rseq_free_push(slab, obj))) {
+		__memcg_slab_free_hook(objcg, charge, nid);
 		return;
 	}
-	__memcg_slab_free_hook(objcg, s->charge, nid);
+#endif
+	slab_free_accounted_slow(slab, obj, objcg, charge, nid);
 }
 
 /*

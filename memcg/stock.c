@@ -422,7 +422,7 @@ static inline __attribute__((always_inline)) int				\
 fn(struct obj_cgroup *objcg, int nid, int dn, int ds)				\
 {										\
 	__asm__ __volatile__ goto(						\
-		ALLOC_RSEQ_CS_BEGIN_RDX						\
+		ALLOC_RSEQ_CS_BEGIN_IN("rdx")					\
 		"movl %%fs:4(%%rdx), %%eax\n\t"				\
 		"shlq $6, %%rax\n\t"						\
 		"addq %[base], %%rax\n\t"					\
@@ -467,28 +467,38 @@ slow:										\
  * the bytes and adds it to the statistic, an uncharge gives the bytes back
  * (up to bounds.limit) and takes the size from the statistic.
  */
-#define CHARGE_TAKE(STAT)							\
-	"movl 20(%%rax), %%edx\n\t"						\
-	"subl %%r11d, %%edx\n\t"						\
+#define CHARGE_TAKE(STAT, B)							\
+	"movl 20(%%rax), %%" B "\n\t"						\
+	"subl %%r11d, %%" B "\n\t"						\
 	"jb %l[slow]\n\t"							\
 	"addl " #STAT "(%%rax), %%r11d\n\t"					\
 	"jo %l[slow]\n\t"
-#define CHARGE_GIVE(STAT)							\
-	"movl 20(%%rax), %%edx\n\t"						\
-	"addl %%r11d, %%edx\n\t"						\
-	"cmpl %[limit], %%edx\n\t"						\
+#define CHARGE_GIVE(STAT, B)							\
+	"movl 20(%%rax), %%" B "\n\t"						\
+	"addl %%r11d, %%" B "\n\t"						\
+	"cmpl %[limit], %%" B "\n\t"						\
 	"ja %l[slow]\n\t"							\
 	"negl %%r11d\n\t"							\
 	"addl " #STAT "(%%rax), %%r11d\n\t"					\
 	"jo %l[slow]\n\t"
+/* the 8-byte commit: recl+bytes at 16, or bytes+unrecl at 20 (bytes in Q) */
+#define CHARGE_COMBINE_RECL(Q)							\
+	"shlq $32, %%" Q "\n\torq %%r11, %%" Q "\n\tmovq %%" Q ", 16(%%rax)\n\t"
+#define CHARGE_COMBINE_UNRECL(Q)						\
+	"shlq $32, %%r11\n\torq %%" Q ", %%r11\n\tmovq %%r11, 20(%%rax)\n\t"
 
-#define DEFINE_OBJ_STOCK_CHARGE(fn, OP, COMBINE)				\
+/*
+ * SCR: the scratch register besides rax and r11 ("rdx", or "rcx" for the
+ * free hook, whose three arguments leave rcx free), as a 64-bit name (Q)
+ * and a 32-bit one (L).
+ */
+#define DEFINE_OBJ_STOCK_CHARGE(fn, OP, COMBINE, Q)				\
 static inline __attribute__((always_inline)) int				\
 fn(struct obj_cgroup *objcg, int nid, uint32_t charge)				\
 {										\
 	__asm__ __volatile__ goto(						\
-		ALLOC_RSEQ_CS_BEGIN_RDX						\
-		"movl %%fs:4(%%rdx), %%eax\n\t"				\
+		ALLOC_RSEQ_CS_BEGIN_IN(Q)					\
+		"movl %%fs:4(%%" Q "), %%eax\n\t"				\
 		"shlq $6, %%rax\n\t"						\
 		"addq %[base], %%rax\n\t"					\
 		"cmpl $0, (%%rax)\n\t"						\
@@ -507,7 +517,7 @@ fn(struct obj_cgroup *objcg, int nid, uint32_t charge)				\
 		: [rseq_off] "m"(alloc_rseq_offset), [base] "m"(obj_stock),	\
 		  [objcg] "r"(objcg), [nid] "r"(nid), [charge] "r"(charge),	\
 		  [limit] "m"(bounds.limit)					\
-		: "memory", "cc", "rax", "rdx", "r11"				\
+		: "memory", "cc", "rax", Q, "r11"				\
 		: slow, abort);							\
 	return 0;								\
 abort:										\
@@ -523,10 +533,14 @@ DEFINE_OBJ_STOCK_SECTION(obj_stock_adjust_unrecl, BYTES_ADD, "addl", 24, COMBINE
 #ifndef MEMCG_OBJ_STOCK_SEPARATE	/* the separate path charges with obj_stock_try */
 DEFINE_OBJ_STOCK_SECTION(obj_stock_take_recl, BYTES_TAKE, "addl", 16, COMBINE_RECL)
 DEFINE_OBJ_STOCK_SECTION(obj_stock_take_unrecl, BYTES_TAKE, "addl", 24, COMBINE_UNRECL)
-DEFINE_OBJ_STOCK_CHARGE(obj_stock_charge_recl, CHARGE_TAKE(16), COMBINE_RECL)
-DEFINE_OBJ_STOCK_CHARGE(obj_stock_charge_unrecl, CHARGE_TAKE(24), COMBINE_UNRECL)
-DEFINE_OBJ_STOCK_CHARGE(obj_stock_uncharge_recl, CHARGE_GIVE(16), COMBINE_RECL)
-DEFINE_OBJ_STOCK_CHARGE(obj_stock_uncharge_unrecl, CHARGE_GIVE(24), COMBINE_UNRECL)
+DEFINE_OBJ_STOCK_CHARGE(obj_stock_charge_recl, CHARGE_TAKE(16, "edx"),
+			CHARGE_COMBINE_RECL("rdx"), "rdx")
+DEFINE_OBJ_STOCK_CHARGE(obj_stock_charge_unrecl, CHARGE_TAKE(24, "edx"),
+			CHARGE_COMBINE_UNRECL("rdx"), "rdx")
+DEFINE_OBJ_STOCK_CHARGE(obj_stock_uncharge_recl, CHARGE_GIVE(16, "ecx"),
+			CHARGE_COMBINE_RECL("rcx"), "rcx")
+DEFINE_OBJ_STOCK_CHARGE(obj_stock_uncharge_unrecl, CHARGE_GIVE(24, "ecx"),
+			CHARGE_COMBINE_UNRECL("rcx"), "rcx")
 #endif
 
 /*
