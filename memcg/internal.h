@@ -156,8 +156,15 @@ percpu_ref_this_cpu_add(struct percpu_ref *ref, long n)
 		unsigned int cpu = alloc_rseq_cpu();
 		long *slot = &ref->pcpu[cpu];
 
+		/*
+		 * The slot was chosen before the section: the CPU is read
+		 * again inside it, so that a thread moved since adds to no
+		 * other CPU's slot (that CPU's own adds would race with it).
+		 */
 		__asm__ __volatile__ goto(
 			ALLOC_RSEQ_CS_BEGIN
+			"cmpl %[cpu], %%fs:4(%[rseq_off])\n\t"
+			"jnz %l[abort]\n\t"
 			"addq %[n], (%[slot])\n\t"
 			"2:\n\t"
 			ALLOC_RSEQ_CS_ABORT

@@ -417,6 +417,98 @@ void test_objcg_percpu_ref(void **state)
 }
 
 /*
+ * A per-CPU get or put adds to the slot of the CPU it runs on, in a
+ * restartable sequence that checks the CPU it chose: a thread moved
+ * between choosing its slot and adding must not add to another CPU's slot
+ * while that CPU's thread adds to it (a plain add from two CPUs loses one).
+ * Two threads each stay on one CPU, a third is moved from CPU to CPU as
+ * fast as the kernel does it; every get is put, the count must come back.
+ */
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+struct ref_hammer {
+	struct obj_cgroup *o;
+	int cpu;			/* -1: the moved one */
+	atomic_bool *stop;
+	unsigned long pairs;
+};
+
+static void *ref_hammer_run(void *p)
+{
+	struct ref_hammer *h = p;
+
+	if (h->cpu >= 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(h->cpu, &set);
+		sched_setaffinity(0, sizeof(set), &set);
+	}
+	alloc_thread_rseq_refresh();
+	while (!atomic_load_explicit(h->stop, memory_order_relaxed)) {
+		for (int i = 0; i < 64; i++) {
+			obj_cgroup_get(h->o);
+			obj_cgroup_put(h->o);
+		}
+		h->pairs += 64;
+	}
+	return NULL;
+}
+
+void test_percpu_ref_migration(void **state)
+{
+	struct mem_cgroup *a = mk(root_mem_cgroup());
+	struct obj_cgroup *o = atomic_load(&a->objcg);
+	atomic_bool stop = false;
+	struct ref_hammer h[3];
+	pthread_t th[3];
+	unsigned long moves = 0, pairs = 0;
+	long r0;
+	double end;
+
+	(void)state;
+	if (!alloc_uses_rseq() || alloc_nr_cpus() < 2) {
+		/* no rseq (TSan, or slots that are not CPUs): the gets are atomic */
+		print_message("# no per-CPU sections here: nothing to move under\n");
+		rm(a);
+		return;
+	}
+	memcg_drain();
+	r0 = percpu_ref_read(&o->refcnt);
+	for (int i = 0; i < 3; i++) {
+		h[i] = (struct ref_hammer){ .o = o, .cpu = i < 2 ? i : -1, .stop = &stop };
+		assert_int_equal(pthread_create(&th[i], NULL, ref_hammer_run, &h[i]), 0);
+	}
+	end = now_s() + 2.0;
+	while (now_s() < end) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(moves & 1, &set);
+		pthread_setaffinity_np(th[2], sizeof(set), &set);
+		moves++;
+	}
+	atomic_store(&stop, true);
+	for (int i = 0; i < 3; i++) {
+		pthread_join(th[i], NULL);
+		pairs += h[i].pairs;
+	}
+	print_message("# %lu get/put pairs, %lu moves of the third thread\n", pairs, moves);
+	DEFER_EQ(percpu_ref_read(&o->refcnt), r0, "every get put: the count is back (%lu pairs)",
+		 pairs);
+	pin(0);
+	memcg_drain();
+	rm(a);
+	DEFER_TRUE(wait_dying(root_mem_cgroup(), 0), "reaped");
+}
+
+/*
  * A root task charges nothing, and alloc skips the hook for it without a
  * call (memcg_current_objcg): moved into a child while it is current, its
  * next allocation is the child's, and moved back it charges nothing again.

@@ -180,6 +180,7 @@ int main(void)
 		T4(test_task_exit_frees_owned),
 		T4(test_cross_cgroup_free),
 		T4(test_objcg_percpu_ref),
+		TO(test_percpu_ref_migration),
 		T4(test_root_task_moved_while_current),
 		T4(test_vector_at_first_charge),
 		T4(test_migration),

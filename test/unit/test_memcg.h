@@ -128,6 +128,7 @@ void test_page_types(void **state);
 void test_task_exit_frees_owned(void **state);
 void test_cross_cgroup_free(void **state);
 void test_objcg_percpu_ref(void **state);
+void test_percpu_ref_migration(void **state);
 void test_root_task_moved_while_current(void **state);
 void test_vector_at_first_charge(void **state);
 void test_migration(void **state);
