@@ -411,13 +411,17 @@ void alloc_cpu_lock(_Atomic uint32_t *lock, unsigned int cpu);
 bool alloc_cpu_trylock(_Atomic uint32_t *lock, unsigned int cpu);
 void alloc_cpu_unlock(_Atomic uint32_t *lock);
 
-#define ALLOC_RSEQ_CS_BEGIN						\
+/* struct rseq_cs at 3: (version, flags, start 1:, length to 2:, abort 4:) */
+#define ALLOC_RSEQ_CS_DESC						\
 	".pushsection __rseq_cs, \"aw\"\n\t"				\
 	".balign 32\n\t"						\
 	"3:\n\t"							\
 	".long 0x0, 0x0\n\t"						\
 	".quad 1f, (2f - 1f), 4f\n\t"					\
-	".popsection\n\t"						\
+	".popsection\n\t"
+
+#define ALLOC_RSEQ_CS_BEGIN						\
+	ALLOC_RSEQ_CS_DESC						\
 	"leaq 3b(%%rip), %%rax\n\t"					\
 	"movq %%rax, %%fs:8(%[rseq_off])\n\t"				\
 	"1:\n\t"
@@ -430,12 +434,7 @@ void alloc_cpu_unlock(_Atomic uint32_t *lock);
  * itself.
  */
 #define ALLOC_RSEQ_CS_BEGIN_IN(SCR)					\
-	".pushsection __rseq_cs, \"aw\"\n\t"				\
-	".balign 32\n\t"						\
-	"3:\n\t"							\
-	".long 0x0, 0x0\n\t"						\
-	".quad 1f, (2f - 1f), 4f\n\t"					\
-	".popsection\n\t"						\
+	ALLOC_RSEQ_CS_DESC						\
 	"movq %[rseq_off], %%" SCR "\n\t"					\
 	"leaq 3b(%%rip), %%rax\n\t"					\
 	"movq %%rax, %%fs:8(%%" SCR ")\n\t"				\

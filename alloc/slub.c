@@ -732,6 +732,37 @@ _Static_assert(__builtin_offsetof(struct slab, charge) + sizeof(uint32_t) <= 32,
  * -fsanitize=address, asm goto with an output handed out an "object" just
  * past the cpu_slab array).
  */
+/*
+ * The pop's sequence; SLAB_LOAD is "" or the load of the CPU slab into
+ * %[slab] (every object on a CPU freelist is its CPU slab's: they change
+ * together, in one section or under the slot's lock).
+ */
+#define RSEQ_FREELIST_POP(SLAB_LOAD)					\
+	".pushsection __rseq_cs, \"aw\"\n\t"				\
+	RSEQ_CS_DESC("3", "1f", "2f")					\
+	".popsection\n\t"						\
+	"0:\n\t"							\
+	"movq %[rseq_off], %[c]\n\t"					\
+	"leaq 3b(%%rip), %[obj]\n\t"					\
+	"movq %[obj], %%fs:8(%[c])\n\t"					\
+	"1:\n\t"							\
+	"movl %%fs:4(%[c]), %k[c]\n\t"					\
+	"shlq $6, %[c]\n\t"						\
+	"addq %[base], %[c]\n\t"					\
+	"xorl %k[obj], %k[obj]\n\t"					\
+	"cmpl $0, 16(%[c])\n\t"						\
+	"jnz 2f\n\t"							\
+	"movq (%[c]), %[obj]\n\t"					\
+	"testq %[obj], %[obj]\n\t"					\
+	"jz 2f\n\t"							\
+	SLAB_LOAD							\
+	"movl %[off], %k[next]\n\t"					\
+	"movq (%[obj], %[next]), %[next]\n\t"				\
+	"movq %[next], (%[c])\n\t"					\
+	"2:\n\t"							\
+	RSEQ_ABORT_RESTART						\
+	".popsection\n\t"
+
 static __always_inline void *rseq_freelist_pop(struct kmem_cache *s)
 {
 	void *obj;
@@ -739,29 +770,7 @@ static __always_inline void *rseq_freelist_pop(struct kmem_cache *s)
 	void *next;
 
 	__asm__ __volatile__(
-		".pushsection __rseq_cs, \"aw\"\n\t"
-		RSEQ_CS_DESC("3", "1f", "2f")
-		".popsection\n\t"
-		"0:\n\t"
-		"movq %[rseq_off], %[c]\n\t"
-		"leaq 3b(%%rip), %[obj]\n\t"
-		"movq %[obj], %%fs:8(%[c])\n\t"
-		"1:\n\t"
-		"movl %%fs:4(%[c]), %k[c]\n\t"
-		"shlq $6, %[c]\n\t"
-		"addq %[base], %[c]\n\t"
-		"xorl %k[obj], %k[obj]\n\t"
-		"cmpl $0, 16(%[c])\n\t"
-		"jnz 2f\n\t"
-		"movq (%[c]), %[obj]\n\t"
-		"testq %[obj], %[obj]\n\t"
-		"jz 2f\n\t"
-		"movl %[off], %k[next]\n\t"
-		"movq (%[obj], %[next]), %[next]\n\t"
-		"movq %[next], (%[c])\n\t"
-		"2:\n\t"
-		RSEQ_ABORT_RESTART
-		".popsection\n\t"
+		RSEQ_FREELIST_POP("")
 		: [obj] "=&r"(obj), [c] "=&r"(c), [next] "=&r"(next)
 		: [rseq_off] "m"(alloc_rseq_offset), [base] "m"(s->cpu_slab),
 		  [off] "m"(s->offset)
@@ -770,10 +779,9 @@ static __always_inline void *rseq_freelist_pop(struct kmem_cache *s)
 }
 
 /*
- * The same pop, and the CPU slab the object belongs to (every object on a
- * CPU freelist is the CPU slab's: they change together, in one section or
- * under the slot's lock): an accounted allocation finds its obj_exts
- * vector without the lookup from the object's address.
+ * The same pop, and the CPU slab the object belongs to: an accounted
+ * allocation finds its obj_exts vector without the lookup from the
+ * object's address.
  */
 static __always_inline void *rseq_freelist_pop_slab(struct kmem_cache *s, struct slab **slabp)
 {
@@ -783,30 +791,7 @@ static __always_inline void *rseq_freelist_pop_slab(struct kmem_cache *s, struct
 	struct slab *slab;
 
 	__asm__ __volatile__(
-		".pushsection __rseq_cs, \"aw\"\n\t"
-		RSEQ_CS_DESC("3", "1f", "2f")
-		".popsection\n\t"
-		"0:\n\t"
-		"movq %[rseq_off], %[c]\n\t"
-		"leaq 3b(%%rip), %[obj]\n\t"
-		"movq %[obj], %%fs:8(%[c])\n\t"
-		"1:\n\t"
-		"movl %%fs:4(%[c]), %k[c]\n\t"
-		"shlq $6, %[c]\n\t"
-		"addq %[base], %[c]\n\t"
-		"xorl %k[obj], %k[obj]\n\t"
-		"cmpl $0, 16(%[c])\n\t"
-		"jnz 2f\n\t"
-		"movq (%[c]), %[obj]\n\t"
-		"testq %[obj], %[obj]\n\t"
-		"jz 2f\n\t"
-		"movq 8(%[c]), %[slab]\n\t"
-		"movl %[off], %k[next]\n\t"
-		"movq (%[obj], %[next]), %[next]\n\t"
-		"movq %[next], (%[c])\n\t"
-		"2:\n\t"
-		RSEQ_ABORT_RESTART
-		".popsection\n\t"
+		RSEQ_FREELIST_POP("movq 8(%[c]), %[slab]\n\t")
 		: [obj] "=&r"(obj), [c] "=&r"(c), [next] "=&r"(next), [slab] "=&r"(slab)
 		: [rseq_off] "m"(alloc_rseq_offset), [base] "m"(s->cpu_slab),
 		  [off] "m"(s->offset)
@@ -887,14 +872,14 @@ slow:
  * correct under its lock, and a busy slot sends the thread to the slow path,
  * which looks the CPU up again.
  */
-static __always_inline void *slab_alloc_fast(struct kmem_cache *s)
+static __always_inline void *__slab_alloc_fast(struct kmem_cache *s, struct slab **slabp)
 {
 	struct kmem_cache_cpu *c;
 	void *obj;
 
 #if defined(__x86_64__)
 	if (likely(thread_uses_rseq()))
-		return rseq_freelist_pop(s);
+		return slabp ? rseq_freelist_pop_slab(s, slabp) : rseq_freelist_pop(s);
 #endif
 	/* pinned, the thread's first call, or a hint from an older machine */
 	if (unlikely(machine.rseq) || unlikely(alloc_cpu_hint >= machine.cpus))
@@ -902,38 +887,28 @@ static __always_inline void *slab_alloc_fast(struct kmem_cache *s)
 	c = &s->cpu_slab[alloc_cpu_hint];
 	if (likely(spin_trylock(&c->lock))) {
 		obj = c->freelist;
-		if (likely(obj))
-			c->freelist = get_freepointer(s, obj);
-		slot_unlock(c);
-		return obj;
-	}
-	return NULL;
-}
-
-/* slab_alloc_fast() and the object's slab (undefined when it returns NULL). */
-static __always_inline void *slab_alloc_fast_slab(struct kmem_cache *s, struct slab **slabp)
-{
-	struct kmem_cache_cpu *c;
-	void *obj;
-
-#if defined(__x86_64__)
-	if (likely(thread_uses_rseq()))
-		return rseq_freelist_pop_slab(s, slabp);
-#endif
-	if (unlikely(machine.rseq) || unlikely(alloc_cpu_hint >= machine.cpus))
-		return NULL;
-	c = &s->cpu_slab[alloc_cpu_hint];
-	if (likely(spin_trylock(&c->lock))) {
-		obj = c->freelist;
 		if (likely(obj)) {
 			c->freelist = get_freepointer(s, obj);
-			*slabp = c->slab;
+			if (slabp)
+				*slabp = c->slab;
 		}
 		slot_unlock(c);
 		return obj;
 	}
 	return NULL;
 }
+
+static __always_inline void *slab_alloc_fast(struct kmem_cache *s)
+{
+	return __slab_alloc_fast(s, NULL);
+}
+
+/* slab_alloc_fast() and the object's slab (undefined when it returns NULL). */
+static __always_inline void *slab_alloc_fast_slab(struct kmem_cache *s, struct slab **slabp)
+{
+	return __slab_alloc_fast(s, slabp);
+}
+
 
 /*
  * __slab_free: cnt objects of one slab, chained head..tail through their

@@ -417,13 +417,14 @@ _Static_assert(sizeof(struct obj_stock_pcp) == 64, "rseq layout: obj_stock[cpu] 
  * (COMBINE: recl+bytes at 16, or bytes+unrecl at 20).  0 done, 1 slow
  * path, -1 retry.  The CPU is read inside the section: nothing to check.
  */
-#define DEFINE_OBJ_STOCK_SECTION(fn, BYTES, STAT_OP, STAT, COMBINE)		\
-static inline __attribute__((always_inline)) int				\
-fn(struct obj_cgroup *objcg, int nid, int dn, int ds)				\
-{										\
-	__asm__ __volatile__ goto(						\
-		ALLOC_RSEQ_CS_BEGIN_IN("rdx")					\
-		"movl %%fs:4(%%rdx), %%eax\n\t"				\
+/*
+ * A section's start: this CPU's obj_stock into %%rax, to 'slow' unless its
+ * lock is free and it holds objcg's bytes on node nid (SCR: the scratch
+ * register the section starts with, ALLOC_RSEQ_CS_BEGIN_IN).
+ */
+#define OBJ_STOCK_FIND(SCR)							\
+		ALLOC_RSEQ_CS_BEGIN_IN(SCR)					\
+		"movl %%fs:4(%%" SCR "), %%eax\n\t"				\
 		"shlq $6, %%rax\n\t"						\
 		"addq %[base], %%rax\n\t"					\
 		"cmpl $0, (%%rax)\n\t"						\
@@ -431,7 +432,14 @@ fn(struct obj_cgroup *objcg, int nid, int dn, int ds)				\
 		"cmpq %[objcg], 8(%%rax)\n\t"					\
 		"jnz %l[slow]\n\t"						\
 		"cmpl %[nid], 28(%%rax)\n\t"					\
-		"jnz %l[slow]\n\t"						\
+		"jnz %l[slow]\n\t"
+
+#define DEFINE_OBJ_STOCK_SECTION(fn, BYTES, STAT_OP, STAT, COMBINE)		\
+static inline __attribute__((always_inline)) int				\
+fn(struct obj_cgroup *objcg, int nid, int dn, int ds)				\
+{										\
+	__asm__ __volatile__ goto(						\
+		OBJ_STOCK_FIND("rdx")						\
 		"movl 20(%%rax), %%edx\n\t"					\
 		BYTES								\
 		"movl " #STAT "(%%rax), %%r11d\n\t"				\
@@ -497,16 +505,7 @@ static inline __attribute__((always_inline)) int				\
 fn(struct obj_cgroup *objcg, int nid, uint32_t charge)				\
 {										\
 	__asm__ __volatile__ goto(						\
-		ALLOC_RSEQ_CS_BEGIN_IN(Q)					\
-		"movl %%fs:4(%%" Q "), %%eax\n\t"				\
-		"shlq $6, %%rax\n\t"						\
-		"addq %[base], %%rax\n\t"					\
-		"cmpl $0, (%%rax)\n\t"						\
-		"jnz %l[slow]\n\t"						\
-		"cmpq %[objcg], 8(%%rax)\n\t"					\
-		"jnz %l[slow]\n\t"						\
-		"cmpl %[nid], 28(%%rax)\n\t"					\
-		"jnz %l[slow]\n\t"						\
+		OBJ_STOCK_FIND(Q)						\
 		"movl %[charge], %%r11d\n\t"					\
 		"andl $0x7fffffff, %%r11d\n\t"					\
 		OP								\
@@ -567,23 +566,19 @@ obj_stock_take_try(struct obj_cgroup *objcg, int nid, bool reclaimable, int size
 			   : obj_stock_take_unrecl(objcg, nid, size, size);
 }
 
-/* The same for the slab hooks, by the cache's charge word. */
+/* The same for the slab hooks, by the cache's charge word: a charge, or (give) an uncharge. */
 static inline __attribute__((always_inline)) int
-obj_stock_charge_try(struct obj_cgroup *objcg, int nid, uint32_t charge)
+obj_stock_word_try(struct obj_cgroup *objcg, int nid, uint32_t charge, bool give)
 {
-	if (!alloc_thread_uses_rseq())
-		return 1;
-	return (charge & SLAB_CHARGE_RECLAIMABLE) ? obj_stock_charge_recl(objcg, nid, charge)
-						  : obj_stock_charge_unrecl(objcg, nid, charge);
-}
+	bool recl = charge & SLAB_CHARGE_RECLAIMABLE;
 
-static inline __attribute__((always_inline)) int
-obj_stock_uncharge_try(struct obj_cgroup *objcg, int nid, uint32_t charge)
-{
 	if (!alloc_thread_uses_rseq())
 		return 1;
-	return (charge & SLAB_CHARGE_RECLAIMABLE) ? obj_stock_uncharge_recl(objcg, nid, charge)
-						  : obj_stock_uncharge_unrecl(objcg, nid, charge);
+	if (give)
+		return recl ? obj_stock_uncharge_recl(objcg, nid, charge)
+			    : obj_stock_uncharge_unrecl(objcg, nid, charge);
+	return recl ? obj_stock_charge_recl(objcg, nid, charge)
+		    : obj_stock_charge_unrecl(objcg, nid, charge);
 }
 #endif
 
@@ -614,15 +609,10 @@ static inline int obj_stock_take_try(struct obj_cgroup *objcg, int nid, bool rec
 	return 1;
 }
 
-static inline int obj_stock_charge_try(struct obj_cgroup *objcg, int nid, uint32_t charge)
+static inline int obj_stock_word_try(struct obj_cgroup *objcg, int nid, uint32_t charge,
+				     bool give)
 {
-	(void)objcg; (void)nid; (void)charge;
-	return 1;
-}
-
-static inline int obj_stock_uncharge_try(struct obj_cgroup *objcg, int nid, uint32_t charge)
-{
-	(void)objcg; (void)nid; (void)charge;
+	(void)objcg; (void)nid; (void)charge; (void)give;
 	return 1;
 }
 #endif
@@ -806,26 +796,18 @@ slab_uncharge_try(struct obj_cgroup *objcg, int nid, bool reclaimable, int size)
 #endif
 }
 
-/* The same by the cache's charge word (size | SLAB_CHARGE_RECLAIMABLE). */
+/* The same by the cache's charge word (size | SLAB_CHARGE_RECLAIMABLE); give: the uncharge. */
 static inline __attribute__((always_inline)) int
-slab_charge_word_try(struct obj_cgroup *objcg, int nid, uint32_t charge)
+slab_charge_word_try(struct obj_cgroup *objcg, int nid, uint32_t charge, bool give)
 {
 #ifndef MEMCG_OBJ_STOCK_SEPARATE
-	return obj_stock_charge_try(objcg, nid, charge);
+	return obj_stock_word_try(objcg, nid, charge, give);
 #else
-	return slab_charge_try(objcg, nid, charge & SLAB_CHARGE_RECLAIMABLE,
-			       (int)(charge & ~SLAB_CHARGE_RECLAIMABLE));
-#endif
-}
+	bool recl = charge & SLAB_CHARGE_RECLAIMABLE;
+	int size = (int)(charge & ~SLAB_CHARGE_RECLAIMABLE);
 
-static inline __attribute__((always_inline)) int
-slab_uncharge_word_try(struct obj_cgroup *objcg, int nid, uint32_t charge)
-{
-#ifndef MEMCG_OBJ_STOCK_SEPARATE
-	return obj_stock_uncharge_try(objcg, nid, charge);
-#else
-	return slab_uncharge_try(objcg, nid, charge & SLAB_CHARGE_RECLAIMABLE,
-				 (int)(charge & ~SLAB_CHARGE_RECLAIMABLE));
+	return give ? slab_uncharge_try(objcg, nid, recl, size)
+		    : slab_charge_try(objcg, nid, recl, size);
 #endif
 }
 
@@ -945,7 +927,7 @@ void *__memcg_slab_charge(uintptr_t cur, gfp_t gfp, struct slabobj_ext *ext,
 	struct obj_cgroup *objcg = (struct obj_cgroup *)cur;
 
 	if (likely(!(cur & CURRENT_OBJCG_UPDATE_FLAG)) &&
-	    likely(!slab_charge_word_try(objcg, nid, charge))) {
+	    likely(!slab_charge_word_try(objcg, nid, charge, false))) {
 		ext->objcg = objcg;
 		return obj;
 	}
@@ -967,7 +949,7 @@ static __noipa void slab_uncharge_slow(struct obj_cgroup *objcg, unsigned int fu
 
 void __memcg_slab_free_hook(struct obj_cgroup *objcg, uint32_t charge, int nid)
 {
-	if (likely(!slab_uncharge_word_try(objcg, nid, charge)))
+	if (likely(!slab_charge_word_try(objcg, nid, charge, true)))
 		return;
 	slab_uncharge_slow(objcg, charge & ~SLAB_CHARGE_RECLAIMABLE,
 			   charge & SLAB_CHARGE_RECLAIMABLE, nid);
