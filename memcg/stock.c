@@ -784,17 +784,16 @@ slab_charge_try(struct obj_cgroup *objcg, int nid, bool reclaimable, int size)
 #endif
 }
 
+#ifdef MEMCG_OBJ_STOCK_SEPARATE
+/* (the combined path uncharges by the charge word: obj_stock_word_try) */
 static inline __attribute__((always_inline)) int
 slab_uncharge_try(struct obj_cgroup *objcg, int nid, bool reclaimable, int size)
 {
-#ifndef MEMCG_OBJ_STOCK_SEPARATE
-	return obj_stock_try(objcg, nid, reclaimable, size, -size);
-#else
 	return !(obj_stock_fast(objcg, nid, reclaimable, size, 0) &&
 		 (obj_stock_fast(objcg, nid, reclaimable, 0, -size) ||
 		  (mod_objcg_state(objcg, nid, reclaimable, -size), true)));
-#endif
 }
+#endif
 
 /* The same by the cache's charge word (size | SLAB_CHARGE_RECLAIMABLE); give: the uncharge. */
 static inline __attribute__((always_inline)) int
