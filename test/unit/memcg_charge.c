@@ -115,7 +115,12 @@ void free_obj(struct obj *o)
 		kfree(o->p);
 }
 
-void test_slab_bytes_exact(void **state)
+/*
+ * Pinned to slot 0 (cpu 0: the per-CPU lock paths), or unpinned (cpu -1)
+ * on a machine of one slot per CPU: the restartable sequences, whose
+ * charge word carries the size and the reclaimable bit.
+ */
+static void slab_bytes_exact(int cpu)
 {
 	struct mem_cgroup *root = root_mem_cgroup(), *a = mk(root);
 	struct memcg_task *t = mktask(110, a);
@@ -125,11 +130,10 @@ void test_slab_bytes_exact(void **state)
 	unsigned long long eu = 0, er = 0, small = 0, large = 0;
 	struct snap a0, r0;
 
-	(void)state;
 	cacct = mkcache("t_acct_2312", 2312, SLAB_HWCACHE_ALIGN | SLAB_ACCOUNT);
 	crcl = mkcache("t_rcl_300", 300, SLAB_ACCOUNT | SLAB_RECLAIM_ACCOUNT);
 	cplain = mkcache("t_plain_100", 100, 0);
-	pin(0);
+	pin(cpu);
 	take(a, &a0);
 	take(root, &r0);
 	memcg_set_current(t);
@@ -226,6 +230,19 @@ void test_slab_bytes_exact(void **state)
 	EXPECT_EQ(kmem_cache_destroy(cplain), 0, "destroy");
 	task_exit_checked(t, "t");
 	rm(a);
+}
+
+void test_slab_bytes_exact(void **state)
+{
+	(void)state;
+	slab_bytes_exact(0);
+}
+
+void test_slab_bytes_exact_rseq(void **state)
+{
+	(void)state;
+	slab_bytes_exact(-1);
+	pin(0);
 }
 
 /* ================================================================== */

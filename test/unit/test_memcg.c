@@ -176,6 +176,7 @@ int main(void)
 		T4(test_current_api),
 		T4(test_stock_precharge),
 		T4(test_slab_bytes_exact),
+		TO(test_slab_bytes_exact_rseq),
 		T4(test_page_types),
 		T4(test_task_exit_frees_owned),
 		T4(test_cross_cgroup_free),

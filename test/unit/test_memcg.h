@@ -124,6 +124,7 @@ void test_task_exit_after_foreign_free(void **state);
 void test_stock_precharge(void **state);
 void test_stock_precharge_batch16(void **state);
 void test_slab_bytes_exact(void **state);
+void test_slab_bytes_exact_rseq(void **state);
 void test_page_types(void **state);
 void test_task_exit_frees_owned(void **state);
 void test_cross_cgroup_free(void **state);
