@@ -133,12 +133,6 @@ static inline bool thread_uses_rseq(void)
 	return alloc_thread_uses_rseq();
 }
 
-static inline void thread_rseq_refresh(void)
-{
-	if (machine.rseq && alloc_pinned_cpu < 0)
-		alloc_thread_gen = alloc_rseq_gen;
-}
-
 struct rseq_abi {
 	uint32_t cpu_id_start;
 	uint32_t cpu_id;
@@ -247,6 +241,25 @@ struct kmem_cache_cpu {
 	struct slab *partial;
 } __attribute__((aligned(64)));
 
+/*
+ * The free fast path's guess of the freed object's CPU slots: the cpu_slab
+ * array of the cache this thread last freed to (slub.c, rseq_free_push).
+ * Never NULL: alloc_no_guess, all slots empty, until a first free, and
+ * again whenever the thread starts on a new machine generation (the
+ * arrays of a machine that went down are freed; a destroyed cache's are
+ * kept for reuse, so that a guess never points at freed memory).
+ */
+extern __thread struct kmem_cache_cpu *alloc_free_guess;
+extern struct kmem_cache_cpu alloc_no_guess[ALLOC_MAX_CPUS];
+
+static inline void thread_rseq_refresh(void)
+{
+	if (machine.rseq && alloc_pinned_cpu < 0 && alloc_thread_gen != alloc_rseq_gen) {
+		alloc_free_guess = alloc_no_guess;
+		alloc_thread_gen = alloc_rseq_gen;
+	}
+}
+
 struct kmem_cache_node {
 	_Atomic uint32_t list_lock;
 	unsigned long nr_partial;
@@ -319,6 +332,7 @@ void kmalloc_exit(void);
 int flush_all(struct kmem_cache *s);
 unsigned long cache_free_on_node_partial(struct kmem_cache *s);
 void kmem_cache_free_struct(struct kmem_cache *s);
+void kmem_cache_free_spares(void);	/* alloc_exit: the destroyed caches' slot arrays */
 
 /* page allocator internals */
 struct page *__alloc_pages(gfp_t gfp, unsigned int order, enum page_kind kind);

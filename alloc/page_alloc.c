@@ -574,6 +574,7 @@ void alloc_exit(void)
 	}
 	slab_caches = NULL;
 	pthread_mutex_unlock(&slab_mutex);
+	kmem_cache_free_spares();
 	kmalloc_exit();
 	fault_set_arm_hook(NULL);
 	trace_exit();

@@ -271,3 +271,77 @@ void test_free_runs_in_order(void **state)
 	EXPECT_EQ(st.pages_free, st0.pages_free, "every slab back after the frees and a shrink");
 }
 
+
+/*
+ * The free fast path pushes onto the slots of the cache this thread last
+ * freed to when the object's slab is their CPU slab or pending run, else
+ * onto the object's own cache's.  Frees alternating between two caches of
+ * different sizes miss the guess every time; a destroyed cache's slot
+ * array, still a thread's guess, is kept and goes to the next cache.
+ * Every object must come back to its own cache, once: contents kept,
+ * no object handed out twice, alloc_check clean.
+ */
+void test_free_guess_across_caches(void **state)
+{
+	enum { N = 600 };
+	static void *a[N], *b[N];
+	struct kmem_cache *x, *y;
+	char msg[512] = "";
+	void *o;
+
+	(void)state;
+	for (int round = 0; round < 3; round++) {
+		for (int i = 0; i < N; i++) {
+			a[i] = kmalloc(64, GFP_KERNEL);
+			b[i] = kmalloc(192, GFP_KERNEL);
+			assert_non_null(a[i]);
+			assert_non_null(b[i]);
+			memset(a[i], 0xa0 + round, 64);
+			memset(b[i], 0xb0 + round, 192);
+		}
+		for (int i = 0; i < N; i++) {
+			kfree(a[(i * 7) % N]);
+			kfree(b[(i * 11) % N]);
+		}
+		for (int i = 0; i < N; i++) {
+			a[i] = kmalloc(64, GFP_KERNEL);
+			EXPECT_EQ(ksize(a[i]), 64, "a 64-byte object from kmalloc-64 (%d)", i);
+		}
+		for (int i = 0; i < N; i++) {
+			b[i] = kmalloc(192, GFP_KERNEL);
+			EXPECT_EQ(ksize(b[i]), 192, "a 192-byte object from kmalloc-192 (%d)", i);
+		}
+		qsort(a, N, sizeof(*a), cmp_ptr);
+		qsort(b, N, sizeof(*b), cmp_ptr);
+		for (int i = 1; i < N; i++) {
+			assert_true(a[i - 1] != a[i]);
+			assert_true(b[i - 1] != b[i]);
+		}
+		for (int i = 0; i < N; i++) {
+			kfree(b[i]);
+			kfree(a[i]);
+		}
+		EXPECT_EQ(alloc_check(msg, sizeof(msg)), 0, "alloc_check, round %d: %s", round, msg);
+	}
+	/* the guess on a cache that goes away, its slots handed to the next one */
+	x = kmem_cache_create("t_guess_x", 96, 0, 0);
+	assert_non_null(x);
+	o = kmem_cache_alloc(x, GFP_KERNEL);
+	assert_non_null(o);
+	kmem_cache_free(x, o);		/* this thread's guess: x's slots */
+	EXPECT_EQ(kmem_cache_destroy(x), 0, "destroy x");
+	y = kmem_cache_create("t_guess_y", 96, 0, 0);
+	assert_non_null(y);
+	for (int i = 0; i < N; i++) {
+		a[i] = kmem_cache_alloc(y, GFP_KERNEL);
+		b[i] = kmalloc(64, GFP_KERNEL);
+		assert_non_null(a[i]);
+		assert_non_null(b[i]);
+	}
+	for (int i = 0; i < N; i++) {
+		kfree(b[i]);
+		kmem_cache_free(y, a[i]);
+	}
+	EXPECT_EQ(alloc_check(msg, sizeof(msg)), 0, "alloc_check after y: %s", msg);
+	EXPECT_EQ(kmem_cache_destroy(y), 0, "destroy y: every object back");
+}

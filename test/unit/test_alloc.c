@@ -237,6 +237,7 @@ int main(void)
 	const struct CMUnitTest online_tests[] = {
 		TO(test_online_cpus),
 		TO(test_free_runs_in_order),
+		TO(test_free_guess_across_caches),
 		TO(test_stress_online),
 	};
 	const char *filter = getenv("ALLOC_TEST_FILTER");

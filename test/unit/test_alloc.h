@@ -146,6 +146,7 @@ void test_kmalloc_geometry_8cpus(void **state);
 void test_slabinfo_kmalloc_4k(void **state);
 void test_online_cpus(void **state);
 void test_free_runs_in_order(void **state);
+void test_free_guess_across_caches(void **state);
 void test_trace_kmalloc_and_cache(void **state);
 void test_trace_accounted_flags(void **state);
 void test_trace_large_kmalloc(void **state);
