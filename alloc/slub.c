@@ -861,74 +861,78 @@ _Static_assert(__builtin_offsetof(struct kmem_cache_cpu, pend_slab) == 32, "rseq
 struct kmem_cache_cpu alloc_no_guess[ALLOC_MAX_CPUS];
 __thread struct kmem_cache_cpu *alloc_free_guess = alloc_no_guess;
 
-#define RSEQ_FREE_PUSH(MISS)						\
-	".pushsection __rseq_cs, \"aw\"\n\t"				\
-	RSEQ_CS_DESC("3", "1f", "2f")					\
-	".popsection\n\t"						\
-	"0:\n\t"							\
-	"movq %[rseq_off], %%rcx\n\t"					\
-	"leaq 3b(%%rip), %%rax\n\t"					\
-	"movq %%rax, %%fs:8(%%rcx)\n\t"					\
-	"1:\n\t"							\
-	"movl %%fs:4(%%rcx), %%eax\n\t"					\
-	"shlq $6, %%rax\n\t"						\
-	"addq %[base], %%rax\n\t"					\
-	"cmpl $0, 16(%%rax)\n\t"						\
-	"jnz %l[slow]\n\t"						\
-	"movl %[off], %%ecx\n\t"					\
-	"cmpq %[slab], 8(%%rax)\n\t"					\
-	"je 5f\n\t"							\
-	"cmpq %[slab], 32(%%rax)\n\t"					\
-	"jnz %l[" MISS "]\n\t"						\
-	/* the run: its head (the low 48 bits) into obj, then obj and len + 1 */ \
-	"movq 24(%%rax), %%r11\n\t"					\
-	"movq %%r11, (%[obj], %%rcx)\n\t"				\
-	"movw $0, 6(%[obj], %%rcx)\n\t"					\
-	"shrq $48, %%r11\n\t"						\
-	"addq $1, %%r11\n\t"						\
-	"shlq $48, %%r11\n\t"						\
-	"orq %[obj], %%r11\n\t"						\
-	"addq $24, %%rax\n\t"						\
-	"jmp 7f\n\t"							\
-	"5:\n\t"							\
-	"movq (%%rax), %%r11\n\t"					\
-	"movq %%r11, (%[obj], %%rcx)\n\t"				\
-	"movq %[obj], %%r11\n\t"					\
-	"7:\n\t"							\
-	"movq %%r11, (%%rax)\n\t"					\
-	"2:\n\t"							\
-	RSEQ_ABORT_RESTART						\
-	".popsection\n\t"
-
 /*
- * The slots the push works on are this thread's guess first (the cpu_slab
- * array of the cache it last freed to): their address then does not wait
- * for the loads from the object to its slab and from the slab to its
- * cache's slots, and the next allocation's pop of the same slot gets the
- * pushed object without waiting for them either (a kfree(kmalloc(n)) loop
- * otherwise runs at that chain's speed: 9.5 ns a pair on this host's
- * slower mode, 4.6 with the guess).  The guess is right when the slot's
+ * The slot the push works on is first this thread's guess (its CPU's slot
+ * of the cache it last freed to), whose address does not wait for the
+ * loads from the object to its slab and from the slab to its cache's
+ * slots, so that the next allocation's pop of the same slot does not wait
+ * for them either: a kfree(kmalloc(64)) loop runs about 4.5 ns a pair
+ * with it, and ran at that chain's speed, up to 9.6 ns, without (the
+ * host's slower mode; bench_alloc).  The guess is right when the slot's
  * CPU slab or pending run is the object's slab (a slab is one cache's);
- * otherwise the guess becomes the slab's own array and the same sequence
- * runs on it.  A wrong guess on a slot whose lock is held goes to the slow
- * path, which is always right.
+ * otherwise, in the same sequence, the object's own cache's slot is taken
+ * and becomes the guess: frees alternating between two caches cost what
+ * they did before (about 10.5 ns for two pairs).  A wrong guess on a slot
+ * whose lock is held goes to the slow path, which is always right.
  */
 static __always_inline bool rseq_free_push(struct slab *slab, void *obj)
 {
 	__asm__ __volatile__ goto(
-		RSEQ_FREE_PUSH("miss")
+		".pushsection __rseq_cs, \"aw\"\n\t"
+		RSEQ_CS_DESC("3", "1f", "2f")
+		".popsection\n\t"
+		"0:\n\t"
+		"movq %[rseq_off], %%rcx\n\t"
+		"leaq 3b(%%rip), %%rax\n\t"
+		"movq %%rax, %%fs:8(%%rcx)\n\t"
+		"1:\n\t"
+		"movl %%fs:4(%%rcx), %%ecx\n\t"
+		"shlq $6, %%rcx\n\t"
+		/* the guess's slot */
+		"movq %[guess], %%rax\n\t"
+		"addq %%rcx, %%rax\n\t"
+		"cmpl $0, 16(%%rax)\n\t"
+		"jnz %l[slow]\n\t"
+		"cmpq %[slab], 8(%%rax)\n\t"
+		"je 6f\n\t"
+		"cmpq %[slab], 32(%%rax)\n\t"
+		"je 8f\n\t"
+		/* not the guess's: the slot of the object's own cache, the new guess */
+		"movq %[base], %%r11\n\t"
+		"movq %%r11, %[guess]\n\t"
+		"leaq (%%r11, %%rcx), %%rax\n\t"
+		"cmpl $0, 16(%%rax)\n\t"
+		"jnz %l[slow]\n\t"
+		"cmpq %[slab], 8(%%rax)\n\t"
+		"je 6f\n\t"
+		"cmpq %[slab], 32(%%rax)\n\t"
+		"jnz %l[slow]\n\t"
+		/* the run: its head (the low 48 bits) into obj, then obj and len + 1 */
+		"8:\n\t"
+		"movl %[off], %%ecx\n\t"
+		"movq 24(%%rax), %%r11\n\t"
+		"movq %%r11, (%[obj], %%rcx)\n\t"
+		"movw $0, 6(%[obj], %%rcx)\n\t"
+		"shrq $48, %%r11\n\t"
+		"addq $1, %%r11\n\t"
+		"shlq $48, %%r11\n\t"
+		"orq %[obj], %%r11\n\t"
+		"addq $24, %%rax\n\t"
+		"jmp 7f\n\t"
+		/* the CPU freelist */
+		"6:\n\t"
+		"movl %[off], %%ecx\n\t"
+		"movq (%%rax), %%r11\n\t"
+		"movq %%r11, (%[obj], %%rcx)\n\t"
+		"movq %[obj], %%r11\n\t"
+		"7:\n\t"
+		"movq %%r11, (%%rax)\n\t"
+		"2:\n\t"
+		RSEQ_ABORT_RESTART
+		".popsection\n\t"
 		:
-		: [rseq_off] "m"(alloc_rseq_offset), [base] "m"(alloc_free_guess),
-		  [off] "m"(slab->fp_offset), [slab] "r"(slab), [obj] "r"(obj)
-		: "memory", "cc", "rax", "rcx", "r11"
-		: slow, miss);
-	return true;
-miss:
-	alloc_free_guess = slab->cpu_slab;
-	__asm__ __volatile__ goto(
-		RSEQ_FREE_PUSH("slow")
-		:
-		: [rseq_off] "m"(alloc_rseq_offset), [base] "m"(slab->cpu_slab),
+		: [rseq_off] "m"(alloc_rseq_offset), [guess] "m"(alloc_free_guess),
+		  [base] "m"(slab->cpu_slab),
 		  [off] "m"(slab->fp_offset), [slab] "r"(slab), [obj] "r"(obj)
 		: "memory", "cc", "rax", "rcx", "r11"
 		: slow);
