@@ -772,28 +772,26 @@ static void mod_objcg_state(struct obj_cgroup *objcg, int nid, bool reclaimable,
  * (the hooks' common case is one attempt, no loop: nothing to keep in a
  * register across it, so the hooks save none).
  */
+#ifdef MEMCG_OBJ_STOCK_SEPARATE
+/* the bytes (dn) in one section, then the statistic (ds) in a second */
+static inline __attribute__((always_inline)) int
+slab_stock_separate_try(struct obj_cgroup *objcg, int nid, bool reclaimable, int dn, int ds)
+{
+	return !(obj_stock_fast(objcg, nid, reclaimable, dn, 0) &&
+		 (obj_stock_fast(objcg, nid, reclaimable, 0, ds) ||
+		  (mod_objcg_state(objcg, nid, reclaimable, ds), true)));
+}
+#endif
+
 static inline __attribute__((always_inline)) int
 slab_charge_try(struct obj_cgroup *objcg, int nid, bool reclaimable, int size)
 {
 #ifndef MEMCG_OBJ_STOCK_SEPARATE
 	return obj_stock_take_try(objcg, nid, reclaimable, size);
 #else
-	return !(obj_stock_fast(objcg, nid, reclaimable, -size, 0) &&
-		 (obj_stock_fast(objcg, nid, reclaimable, 0, size) ||
-		  (mod_objcg_state(objcg, nid, reclaimable, size), true)));
+	return slab_stock_separate_try(objcg, nid, reclaimable, -size, size);
 #endif
 }
-
-#ifdef MEMCG_OBJ_STOCK_SEPARATE
-/* (the combined path uncharges by the charge word: obj_stock_word_try) */
-static inline __attribute__((always_inline)) int
-slab_uncharge_try(struct obj_cgroup *objcg, int nid, bool reclaimable, int size)
-{
-	return !(obj_stock_fast(objcg, nid, reclaimable, size, 0) &&
-		 (obj_stock_fast(objcg, nid, reclaimable, 0, -size) ||
-		  (mod_objcg_state(objcg, nid, reclaimable, -size), true)));
-}
-#endif
 
 /* The same by the cache's charge word (size | SLAB_CHARGE_RECLAIMABLE); give: the uncharge. */
 static inline __attribute__((always_inline)) int
@@ -805,8 +803,8 @@ slab_charge_word_try(struct obj_cgroup *objcg, int nid, uint32_t charge, bool gi
 	bool recl = charge & SLAB_CHARGE_RECLAIMABLE;
 	int size = (int)(charge & ~SLAB_CHARGE_RECLAIMABLE);
 
-	return give ? slab_uncharge_try(objcg, nid, recl, size)
-		    : slab_charge_try(objcg, nid, recl, size);
+	return give ? slab_stock_separate_try(objcg, nid, recl, size, -size)
+		    : slab_stock_separate_try(objcg, nid, recl, -size, size);
 #endif
 }
 
