@@ -285,8 +285,7 @@ struct kmem_cache *__kmem_cache_create(const char *name, unsigned int size,
 	s->node = aligned_alloc(64, sizeof(*s->node) * machine.nodes);
 	if (!s->cpu_slab || !s->node)
 		goto out_free;
-	memset(s->cpu_slab, 0, sizeof(*s->cpu_slab) * machine.cpus);
-	memset(s->node, 0, sizeof(*s->node) * machine.nodes);
+	memset(s->node, 0, sizeof(*s->node) * machine.nodes);	/* (cpu_slab_array zeroed its array) */
 
 	pthread_mutex_lock(&slab_mutex);
 	if (find_locked(name)) {
