@@ -343,7 +343,7 @@ static int events_show_arr(_Atomic unsigned long *ev, char *buf, size_t len)
 
 	seq_buf_init(&ob, buf, len);
 	for (int i = 0; i < MEMCG_NR_MEMORY_EVENTS; i++)
-		seq_buf_printf(&ob, "%s %lu\n", event_names[i], atomic_load(&ev[i]));
+		seq_buf_put_key_u64(&ob, event_names[i], ' ', atomic_load(&ev[i]), '\n');
 	return (int)ob.pos;
 }
 

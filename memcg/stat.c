@@ -351,7 +351,8 @@ int memory_stat_format(struct mem_cgroup *memcg, char *buf, size_t len)
 	memcg_stats_flush();
 	memcg_stats_lock();
 	for (unsigned int i = 0; i < ARRAY_SIZE(memory_stats); i++)
-		seq_buf_printf(&o, "%s %llu\n", memory_stats[i].name, stat_value(memcg, &memory_stats[i], -1));
+		seq_buf_put_key_u64(&o, memory_stats[i].name, ' ',
+				    stat_value(memcg, &memory_stats[i], -1), '\n');
 	memcg_stats_unlock();
 	return (int)o.pos;
 }

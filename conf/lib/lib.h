@@ -27,6 +27,15 @@ struct seq_buf {
 void seq_buf_init(struct seq_buf *s, char *buf, size_t len);
 void seq_buf_printf(struct seq_buf *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/*
+ * The same semantics without printf's machinery, for the files read often
+ * (memory.stat, memory.events): a string, then a space and a decimal
+ * number and the closing character; vsnprintf's per-call setup was most of
+ * the daemon's own time in a "cat memory.stat".
+ */
+void seq_buf_puts(struct seq_buf *s, const char *str);
+void seq_buf_put_key_u64(struct seq_buf *s, const char *key, char sep,
+			 unsigned long long v, char end);
 
 /*
  * check_fail - what every layer's invariant checker returns on a violation:

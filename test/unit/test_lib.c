@@ -165,6 +165,26 @@ static void test_seq_buf(void **state)
 	assert_int_equal(o.pos, 11);
 	assert_string_equal(buf, "abcd123");
 
+	/* the appenders without printf: the same dropping and counting */
+	seq_buf_init(&o, buf, sizeof(buf));
+	seq_buf_put_key_u64(&o, "ab", ' ', 0, '\n');
+	assert_int_equal(o.pos, 5);
+	assert_string_equal(buf, "ab 0\n");
+	seq_buf_put_key_u64(&o, "", '=', 18446744073709551615ull, ';');
+	assert_int_equal(o.pos, 27);
+	assert_string_equal(buf, "ab 0\n=1");
+	seq_buf_puts(&o, "z");
+	assert_int_equal(o.pos, 28);
+	assert_string_equal(buf, "ab 0\n=1");
+	seq_buf_init(&o, buf, sizeof(buf));
+	seq_buf_puts(&o, "key");
+	seq_buf_put_key_u64(&o, "", ' ', 1234567, '\n');
+	assert_int_equal(o.pos, 12);
+	assert_string_equal(buf, "key 123");
+	seq_buf_init(&o, buf, 0);
+	seq_buf_puts(&o, "x");
+	assert_int_equal(o.pos, 1);
+
 	assert_int_equal(check_fail(msg, sizeof(msg), "bad %d", 7), -EUCLEAN);
 	assert_string_equal(msg, "bad 7");
 	assert_int_equal(check_fail(NULL, 0, "bad"), -EUCLEAN);
