@@ -384,7 +384,16 @@ void kmem_cache_shrink_all(void);
  * "1:", inside the section, so that the number holds until the commit.
  */
 extern ptrdiff_t alloc_rseq_offset;
-extern __thread uint32_t alloc_thread_gen;
+/*
+ * The fast paths' thread-local words are read as one %fs-relative operand:
+ * local-exec TLS, which holds because alloc, memcg and fs are only ever
+ * linked into executables (static libraries; libmemcgfs, the one shared
+ * library, links none of them).  The default model for code built as PIC
+ * (initial-exec after the linker's relaxation) costs an instruction more
+ * on every kmalloc and kfree.
+ */
+#define ALLOC_TLS_LE	__attribute__((tls_model("local-exec")))
+extern __thread uint32_t alloc_thread_gen ALLOC_TLS_LE;
 extern uint32_t alloc_rseq_gen;
 
 static inline bool alloc_thread_uses_rseq(void)
@@ -490,7 +499,7 @@ static inline bool memcg_kmem_online(void)
  * as the kernel's current_obj_cgroup() answers NULL inline; anything else
  * (an objcg, the stale flag, remote charging) calls it.
  */
-extern __thread const uintptr_t *memcg_current_objcg;
+extern __thread const uintptr_t *memcg_current_objcg ALLOC_TLS_LE;
 
 /* The calling thread's objcg word: 0 for a root task (nothing to charge). */
 static inline uintptr_t memcg_current_word(void)

@@ -122,7 +122,7 @@ extern struct machine machine;
 extern bool machine_up;
 
 /* ---- restartable sequences ---- */
-extern __thread int alloc_pinned_cpu;	/* -1: not pinned */
+extern __thread int alloc_pinned_cpu ALLOC_TLS_LE;	/* -1: not pinned */
 /*
  * alloc_rseq_gen (alloc.h) when this thread runs the rseq fast paths (rseq machine,
  * thread not pinned), anything else otherwise: one test on the fast path.
@@ -160,7 +160,7 @@ static __always_inline struct page *__virt_to_page(const void *addr)
  * while pinned.  slot_cpu() is the exact current slot, for slow paths, and
  * refreshes the hint.
  */
-extern __thread unsigned int alloc_cpu_hint;
+extern __thread unsigned int alloc_cpu_hint ALLOC_TLS_LE;
 unsigned int alloc_refresh_cpu_hint(void);
 
 static __always_inline unsigned int slot_cpu(void)
@@ -249,7 +249,7 @@ struct kmem_cache_cpu {
  * arrays of a machine that went down are freed; a destroyed cache's are
  * kept for reuse, so that a guess never points at freed memory).
  */
-extern __thread struct kmem_cache_cpu *alloc_free_guess;
+extern __thread struct kmem_cache_cpu *alloc_free_guess ALLOC_TLS_LE;
 extern struct kmem_cache_cpu alloc_no_guess[ALLOC_MAX_CPUS];
 
 static inline void thread_rseq_refresh(void)

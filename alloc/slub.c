@@ -1065,8 +1065,10 @@ static void flush_pending(struct kmem_cache *s, struct pending *p)
 		__slab_free(s, p->slab, p->head, p->tail, (unsigned int)p->cnt);
 }
 
-static __noinline void slab_free_slow(struct kmem_cache *s, struct slab *slab, void *obj)
+/* A slab is one cache's: the free paths take the cache from the slab. */
+static __noinline void slab_free_slow(struct slab *slab, void *obj)
 {
+	struct kmem_cache *s = slab->cache;
 	unsigned int cpu = slot_cpu();
 	struct kmem_cache_cpu *c;
 	struct pending old = { 0 };
@@ -1097,7 +1099,7 @@ static __noinline void slab_free_slow(struct kmem_cache *s, struct slab *slab, v
 }
 
 /* The free fast path: true when done, false for slab_free_slow(). */
-static __always_inline bool slab_free_fast(struct kmem_cache *s, struct slab *slab, void *obj)
+static __always_inline bool slab_free_fast(struct slab *slab, void *obj)
 {
 	struct kmem_cache_cpu *c;
 
@@ -1107,10 +1109,10 @@ static __always_inline bool slab_free_fast(struct kmem_cache *s, struct slab *sl
 #endif
 	if (unlikely(machine.rseq) || unlikely(alloc_cpu_hint >= machine.cpus))
 		return false;
-	c = &s->cpu_slab[alloc_cpu_hint];
+	c = &slab->cpu_slab[alloc_cpu_hint];
 	if (likely(spin_trylock(&c->lock))) {
 		if (likely(c->slab == slab)) {
-			set_freepointer(s, obj, c->freelist);
+			*(void **)((char *)obj + slab->fp_offset) = c->freelist;
 			c->freelist = obj;
 			slot_unlock(c);
 			return true;
@@ -1120,10 +1122,10 @@ static __always_inline bool slab_free_fast(struct kmem_cache *s, struct slab *sl
 	return false;
 }
 
-static __always_inline void do_slab_free(struct kmem_cache *s, struct slab *slab, void *obj)
+static __always_inline void do_slab_free(struct slab *slab, void *obj)
 {
-	if (!slab_free_fast(s, slab, obj))
-		slab_free_slow(s, slab, obj);
+	if (!slab_free_fast(slab, obj))
+		slab_free_slow(slab, obj);
 }
 
 /* ---- hooks ---- */
@@ -1159,7 +1161,7 @@ static __noinline void *slab_alloc_accounted_slow(struct kmem_cache *s, gfp_t gf
 {
 	if (likely(memcg_slab_post_alloc_hook(s, gfp, obj)))
 		return obj;
-	do_slab_free(s, virt_to_slab(obj, NULL), obj);
+	do_slab_free(virt_to_slab(obj, NULL), obj);
 	return NULL;
 }
 
@@ -1168,7 +1170,7 @@ void *slab_alloc_charge_failed(void *obj)
 {
 	struct slab *slab = virt_to_slab(obj, NULL);
 
-	do_slab_free(slab->cache, slab, obj);
+	do_slab_free(slab, obj);
 	return NULL;
 }
 
@@ -1202,7 +1204,7 @@ static __always_inline void *slab_alloc_accounted(struct kmem_cache *s, gfp_t gf
 static __noinline void slab_free_accounted_slow(struct slab *slab, void *obj,
 						struct obj_cgroup *objcg, uint32_t charge, int nid)
 {
-	do_slab_free(slab->cache, slab, obj);
+	do_slab_free(slab, obj);
 	__memcg_slab_free_hook(objcg, charge, nid);
 }
 
@@ -1254,14 +1256,14 @@ static __noinline void *slab_alloc_finish(struct kmem_cache *s, gfp_t gfp, uintp
 	if (unlikely(fault_site_armed(FAULT_SLAB)) && !(gfp & __GFP_NOFAIL) &&
 	    fault_should_fail(FAULT_SLAB)) {
 		if (obj)
-			do_slab_free(s, virt_to_slab(obj, NULL), obj);
+			do_slab_free(virt_to_slab(obj, NULL), obj);
 		obj = NULL;
 		goto out;
 	}
 	/* an accounted allocation, nothing else to do: the hook alone */
 	if (likely(obj) && likely(!(gfp & __GFP_ZERO)) && likely(!READ_ONCE(trace_on))) {
 		if (memcg_kmem_online() && !memcg_slab_post_alloc_hook(s, gfp, obj)) {
-			do_slab_free(s, virt_to_slab(obj, NULL), obj);
+			do_slab_free(virt_to_slab(obj, NULL), obj);
 			return NULL;
 		}
 		return obj;
@@ -1273,7 +1275,7 @@ static __noinline void *slab_alloc_finish(struct kmem_cache *s, gfp_t gfp, uintp
 			memset(obj, 0, s->object_size);
 		if (accounted && memcg_kmem_online() &&
 		    !memcg_slab_post_alloc_hook(s, gfp, obj)) {
-			do_slab_free(s, virt_to_slab(obj, NULL), obj);
+			do_slab_free(virt_to_slab(obj, NULL), obj);
 			obj = NULL;
 		}
 	}
@@ -1330,7 +1332,7 @@ static __noinline void slab_free_finish(struct kmem_cache *s, struct slab *slab,
 		if (v && slab_free_charged(s, slab, v, obj))
 			return;
 	}
-	do_slab_free(s, slab, obj);
+	do_slab_free(slab, obj);
 }
 
 struct slab *virt_to_slab(const void *addr, struct page **headp)
@@ -1447,8 +1449,7 @@ static __always_inline void __kfree(const void *obj, uintptr_t off)
 	v = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
 	if (unlikely(v) && slab_free_charged(slab->cache, slab, v, (void *)obj))
 		return;
-	if (!slab_free_fast(slab->cache, slab, (void *)obj))
-		slab_free_slow(slab->cache, slab, (void *)obj);
+	do_slab_free(slab, (void *)obj);
 }
 
 /*
