@@ -209,14 +209,15 @@ enum stat_unit { U_PAGES, U_BYTES, U_COUNT };
 
 struct memory_stat {
 	const char *name;
+	unsigned int len;		/* strlen(name) */
 	enum memcg_item item;
 	enum stat_unit unit;
 	enum memcg_item sum_last;	/* sum item..sum_last; == item for one */
 	bool numa;			/* also in memory.numa_stat */
 };
 
-#define ST(n, i, u, numa)	{ n, i, u, i, numa }
-#define SUM(n, a, b, u)		{ n, a, u, b, false }
+#define ST(n, i, u, numa)	{ n, sizeof(n) - 1, i, u, i, numa }
+#define SUM(n, a, b, u)		{ n, sizeof(n) - 1, a, u, b, false }
 
 /* memory_stats[] of mm/memcontrol.c (6.18), hugetlb left out (no accounting) */
 static const struct memory_stat memory_stats[] = {
@@ -351,8 +352,8 @@ int memory_stat_format(struct mem_cgroup *memcg, char *buf, size_t len)
 	memcg_stats_flush();
 	memcg_stats_lock();
 	for (unsigned int i = 0; i < ARRAY_SIZE(memory_stats); i++)
-		seq_buf_put_key_u64(&o, memory_stats[i].name, ' ',
-				    stat_value(memcg, &memory_stats[i], -1), '\n');
+		seq_buf_put_keyn_u64(&o, memory_stats[i].name, memory_stats[i].len, ' ',
+				     stat_value(memcg, &memory_stats[i], -1), '\n');
 	memcg_stats_unlock();
 	return (int)o.pos;
 }

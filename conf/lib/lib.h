@@ -34,8 +34,13 @@ void seq_buf_printf(struct seq_buf *s, const char *fmt, ...)
  * the daemon's own time in a "cat memory.stat".
  */
 void seq_buf_puts(struct seq_buf *s, const char *str);
-void seq_buf_put_key_u64(struct seq_buf *s, const char *key, char sep,
-			 unsigned long long v, char end);
+void seq_buf_put_keyn_u64(struct seq_buf *s, const char *key, size_t keylen, char sep,
+			  unsigned long long v, char end);
+static inline void seq_buf_put_key_u64(struct seq_buf *s, const char *key, char sep,
+				       unsigned long long v, char end)
+{
+	seq_buf_put_keyn_u64(s, key, __builtin_strlen(key), sep, v, end);
+}
 
 /*
  * check_fail - what every layer's invariant checker returns on a violation:

@@ -50,20 +50,49 @@ void seq_buf_puts(struct seq_buf *s, const char *str)
 	seq_buf_append(s, str, strlen(str));
 }
 
-void seq_buf_put_key_u64(struct seq_buf *s, const char *key, char sep,
-			 unsigned long long v, char end)
+/* "00" to "99": two digits a division */
+static const char digit_pairs[201] =
+	"0001020304050607080910111213141516171819"
+	"2021222324252627282930313233343536373839"
+	"4041424344454647484950515253545556575859"
+	"6061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
+void seq_buf_put_keyn_u64(struct seq_buf *s, const char *key, size_t keylen, char sep,
+			  unsigned long long v, char end)
 {
 	char num[24];	/* sep, 20 digits, end */
 	char *p = num + sizeof(num);
+	size_t n;
 
 	*--p = end;
-	do {
-		*--p = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
+	while (v >= 100) {
+		unsigned int r = (unsigned int)(v % 100);
+
+		v /= 100;
+		p -= 2;
+		memcpy(p, &digit_pairs[2 * r], 2);
+	}
+	if (v >= 10) {
+		p -= 2;
+		memcpy(p, &digit_pairs[2 * v], 2);
+	} else {
+		*--p = (char)('0' + v);
+	}
 	*--p = sep;
-	seq_buf_puts(s, key);
-	seq_buf_append(s, p, (size_t)(num + sizeof(num) - p));
+	n = (size_t)(num + sizeof(num) - p);
+	/* the common case, both fit with the NUL: no clipping to work out */
+	if (s->pos + keylen + n < s->len) {
+		char *d = s->buf + s->pos;
+
+		memcpy(d, key, keylen);
+		memcpy(d + keylen, p, n);
+		d[keylen + n] = '\0';
+		s->pos += keylen + n;
+		return;
+	}
+	seq_buf_append(s, key, keylen);
+	seq_buf_append(s, p, n);
 }
 
 int check_fail(char *msg, size_t len, const char *fmt, ...)

@@ -15,6 +15,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -184,6 +185,25 @@ static void test_seq_buf(void **state)
 	seq_buf_init(&o, buf, 0);
 	seq_buf_puts(&o, "x");
 	assert_int_equal(o.pos, 1);
+	{
+		/* every digit count, and the two-digit steps' edges, as printf writes them */
+		static const unsigned long long vals[] = {
+			0, 7, 9, 10, 42, 99, 100, 101, 999, 1000, 4096, 65535, 100000, 1234567,
+			99999999, 100000000, 4294967296ull, 1000000000000000000ull,
+			9999999999999999999ull, 18446744073709551615ull,
+		};
+		char big[1024], want[1024];
+		struct seq_buf w;
+		size_t at = 0;
+
+		seq_buf_init(&w, big, sizeof(big));
+		for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+			seq_buf_put_keyn_u64(&w, "key_name", 3, ' ', vals[i], '\n');
+			at += (size_t)snprintf(want + at, sizeof(want) - at, "key %llu\n", vals[i]);
+		}
+		assert_int_equal(w.pos, at);
+		assert_string_equal(big, want);
+	}
 
 	assert_int_equal(check_fail(msg, sizeof(msg), "bad %d", 7), -EUCLEAN);
 	assert_string_equal(msg, "bad 7");
