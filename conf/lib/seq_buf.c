@@ -58,41 +58,56 @@ static const char digit_pairs[201] =
 	"6061626364656667686970717273747576777879"
 	"8081828384858687888990919293949596979899";
 
-void seq_buf_put_keyn_u64(struct seq_buf *s, const char *key, size_t keylen, char sep,
-			  unsigned long long v, char end)
+/* v's decimal digits, backwards from end (exclusive): two a division */
+static void put_digits(char *end, unsigned long long v)
 {
-	char num[24];	/* sep, 20 digits, end */
-	char *p = num + sizeof(num);
-	size_t n;
-
-	*--p = end;
 	while (v >= 100) {
 		unsigned int r = (unsigned int)(v % 100);
 
 		v /= 100;
-		p -= 2;
-		memcpy(p, &digit_pairs[2 * r], 2);
+		end -= 2;
+		memcpy(end, &digit_pairs[2 * r], 2);
 	}
-	if (v >= 10) {
-		p -= 2;
-		memcpy(p, &digit_pairs[2 * v], 2);
-	} else {
-		*--p = (char)('0' + v);
-	}
-	*--p = sep;
-	n = (size_t)(num + sizeof(num) - p);
-	/* the common case, both fit with the NUL: no clipping to work out */
-	if (s->pos + keylen + n < s->len) {
+	if (v >= 10)
+		memcpy(end - 2, &digit_pairs[2 * v], 2);
+	else
+		end[-1] = (char)('0' + v);
+}
+
+static unsigned int count_digits(unsigned long long v)
+{
+	unsigned int n = 1;
+
+	for (; v >= 10000; v /= 10000)
+		n += 4;
+	return n + (v >= 10) + (v >= 100) + (v >= 1000);
+}
+
+void seq_buf_put_keyn_u64(struct seq_buf *s, const char *key, size_t keylen, char sep,
+			  unsigned long long v, char end)
+{
+	unsigned int nd = count_digits(v);
+	size_t n = keylen + 1 + nd + 1;
+	char num[24];	/* sep, 20 digits, end */
+
+	/* the common case, all of it fits with the NUL: written in place */
+	if (s->pos + n < s->len) {
 		char *d = s->buf + s->pos;
 
 		memcpy(d, key, keylen);
-		memcpy(d + keylen, p, n);
-		d[keylen + n] = '\0';
-		s->pos += keylen + n;
+		d += keylen;
+		d[0] = sep;
+		put_digits(d + 1 + nd, v);
+		d[1 + nd] = end;
+		d[2 + nd] = '\0';
+		s->pos += n;
 		return;
 	}
+	num[0] = sep;
+	put_digits(num + 1 + nd, v);
+	num[1 + nd] = end;
 	seq_buf_append(s, key, keylen);
-	seq_buf_append(s, p, n);
+	seq_buf_append(s, num, 2 + nd);
 }
 
 int check_fail(char *msg, size_t len, const char *fmt, ...)
