@@ -281,8 +281,12 @@ int cgroup_path(const struct cgroup *cg, char *buf, size_t len)
 	const struct cgroup *c;
 	size_t need = 0, pos;
 
-	if (!cg->parent)
-		return snprintf(buf, len, "/") < (int)len ? 1 : -ENAMETOOLONG;
+	if (!cg->parent) {
+		if (len < 2)
+			return -ENAMETOOLONG;
+		memcpy(buf, "/", 2);
+		return 1;
+	}
 	for (c = cg; c->parent; c = c->parent)
 		need += strlen(c->name) + 1;
 	if (need + 1 > len)
