@@ -149,6 +149,13 @@ static void test_strstrip(void **state)
 	assert_string_equal(strstrip(c), "x");
 }
 
+/* o counted pos bytes and its buffer holds want */
+static void seq_buf_is(const struct seq_buf *o, size_t pos, const char *want)
+{
+	assert_int_equal(o->pos, pos);
+	assert_string_equal(o->buf, want);
+}
+
 static void test_seq_buf(void **state)
 {
 	struct seq_buf o;
@@ -156,32 +163,26 @@ static void test_seq_buf(void **state)
 
 	(void)state;
 	seq_buf_init(&o, buf, sizeof(buf));
-	assert_string_equal(buf, "");
+	seq_buf_is(&o, 0, "");
 	seq_buf_printf(&o, "%s", "abcd");
 	seq_buf_printf(&o, "%d", 12345);
 	/* what does not fit is dropped, pos counts on */
-	assert_int_equal(o.pos, 9);
-	assert_string_equal(buf, "abcd123");
+	seq_buf_is(&o, 9, "abcd123");
 	seq_buf_printf(&o, "xy");
-	assert_int_equal(o.pos, 11);
-	assert_string_equal(buf, "abcd123");
+	seq_buf_is(&o, 11, "abcd123");
 
 	/* the appenders without printf: the same dropping and counting */
 	seq_buf_init(&o, buf, sizeof(buf));
 	seq_buf_put_key_u64(&o, "ab", ' ', 0, '\n');
-	assert_int_equal(o.pos, 5);
-	assert_string_equal(buf, "ab 0\n");
+	seq_buf_is(&o, 5, "ab 0\n");
 	seq_buf_put_key_u64(&o, "", '=', 18446744073709551615ull, ';');
-	assert_int_equal(o.pos, 27);
-	assert_string_equal(buf, "ab 0\n=1");
+	seq_buf_is(&o, 27, "ab 0\n=1");
 	seq_buf_puts(&o, "z");
-	assert_int_equal(o.pos, 28);
-	assert_string_equal(buf, "ab 0\n=1");
+	seq_buf_is(&o, 28, "ab 0\n=1");
 	seq_buf_init(&o, buf, sizeof(buf));
 	seq_buf_puts(&o, "key");
 	seq_buf_put_key_u64(&o, "", ' ', 1234567, '\n');
-	assert_int_equal(o.pos, 12);
-	assert_string_equal(buf, "key 123");
+	seq_buf_is(&o, 12, "key 123");
 	seq_buf_init(&o, buf, 0);
 	seq_buf_puts(&o, "x");
 	assert_int_equal(o.pos, 1);
@@ -201,8 +202,7 @@ static void test_seq_buf(void **state)
 			seq_buf_put_keyn_u64(&w, "key_name", 3, ' ', vals[i], '\n');
 			at += (size_t)snprintf(want + at, sizeof(want) - at, "key %llu\n", vals[i]);
 		}
-		assert_int_equal(w.pos, at);
-		assert_string_equal(big, want);
+		seq_buf_is(&w, at, want);
 	}
 
 	assert_int_equal(check_fail(msg, sizeof(msg), "bad %d", 7), -EUCLEAN);
