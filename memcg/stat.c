@@ -197,9 +197,10 @@ long memcg_state(const struct mem_cgroup *memcg, int nid, enum memcg_item item)
 
 long memcg_state_all_nodes(const struct mem_cgroup *memcg, enum memcg_item item)
 {
+	unsigned int nodes = alloc_nr_nodes();
 	long v = 0;
 
-	for (unsigned int nid = 0; nid < alloc_nr_nodes(); nid++)
+	for (unsigned int nid = 0; nid < nodes; nid++)
 		v += memcg_state(memcg, (int)nid, item);
 	return v;
 }
@@ -303,28 +304,19 @@ const char *memcg_stat_key(unsigned int i)
 	return i < ARRAY_SIZE(memory_stats) ? memory_stats[i].name : NULL;
 }
 
-/*
- * A statistic's value, nid < 0 for all nodes; negative aggregates read 0.
- * nodes and page are alloc_nr_nodes() and alloc_page_size(), asked once
- * per file by the callers.
- */
+/* A statistic's value, nid < 0 for all nodes; negative aggregates read 0. */
 static unsigned long long stat_value(const struct mem_cgroup *memcg,
-				     const struct memory_stat *st, int nid,
-				     unsigned int nodes, unsigned long long page)
+				     const struct memory_stat *st, int nid)
 {
 	long v = 0;
 
-	for (unsigned int i = st->item; i <= (unsigned int)st->sum_last; i++) {
-		if (nid >= 0) {
-			v += memcg_state(memcg, nid, (enum memcg_item)i);
-			continue;
-		}
-		for (unsigned int n = 0; n < nodes; n++)
-			v += memcg_state(memcg, (int)n, (enum memcg_item)i);
-	}
+	for (int i = st->item; i <= (int)st->sum_last; i++)
+		v += nid < 0 ? memcg_state_all_nodes(memcg, (enum memcg_item)i)
+			     : memcg_state(memcg, nid, (enum memcg_item)i);
 	if (v < 0)
 		v = 0;
-	return st->unit == U_PAGES ? (unsigned long long)v * page : (unsigned long long)v;
+	return st->unit == U_PAGES ? (unsigned long long)v * alloc_page_size()
+				   : (unsigned long long)v;
 }
 
 unsigned long long memcg_stat_item_read(struct mem_cgroup *memcg, enum memcg_item item)
@@ -344,8 +336,7 @@ int memcg_stat_read(struct mem_cgroup *memcg, const char *key, unsigned long lon
 	for (unsigned int i = 0; i < ARRAY_SIZE(memory_stats); i++) {
 		if (!strcmp(memory_stats[i].name, key)) {
 			memcg_stats_lock();
-			*val = stat_value(memcg, &memory_stats[i], -1, alloc_nr_nodes(),
-					  alloc_page_size());
+			*val = stat_value(memcg, &memory_stats[i], -1);
 			memcg_stats_unlock();
 			return 0;
 		}
@@ -356,8 +347,6 @@ int memcg_stat_read(struct mem_cgroup *memcg, const char *key, unsigned long lon
 
 int memory_stat_format(struct mem_cgroup *memcg, char *buf, size_t len)
 {
-	unsigned int nodes = alloc_nr_nodes();
-	unsigned long long page = alloc_page_size();
 	struct seq_buf o;
 
 	seq_buf_init(&o, buf, len);
@@ -365,15 +354,13 @@ int memory_stat_format(struct mem_cgroup *memcg, char *buf, size_t len)
 	memcg_stats_lock();
 	for (unsigned int i = 0; i < ARRAY_SIZE(memory_stats); i++)
 		seq_buf_put_keyn_u64(&o, memory_stats[i].name, memory_stats[i].len, ' ',
-				     stat_value(memcg, &memory_stats[i], -1, nodes, page), '\n');
+				     stat_value(memcg, &memory_stats[i], -1), '\n');
 	memcg_stats_unlock();
 	return (int)o.pos;
 }
 
 int memory_numa_stat_format(struct mem_cgroup *memcg, char *buf, size_t len)
 {
-	unsigned int nodes = alloc_nr_nodes();
-	unsigned long long page = alloc_page_size();
 	struct seq_buf o;
 
 	seq_buf_init(&o, buf, len);
@@ -386,7 +373,7 @@ int memory_numa_stat_format(struct mem_cgroup *memcg, char *buf, size_t len)
 			continue;
 		seq_buf_printf(&o, "%s", st->name);
 		for (unsigned int nid = 0; nid < alloc_nr_nodes(); nid++)
-			seq_buf_printf(&o, " N%u=%llu", nid, stat_value(memcg, st, (int)nid, nodes, page));
+			seq_buf_printf(&o, " N%u=%llu", nid, stat_value(memcg, st, (int)nid));
 		seq_buf_printf(&o, "\n");
 		/* hugetlb is listed here whenever the kernel has hugetlb pages */
 		if (st->item == MI_SLAB_UNRECLAIMABLE_B) {
