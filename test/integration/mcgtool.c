@@ -10,9 +10,9 @@
  *                                      send a malformed batch: one line per step
  *   mcgtool ioctlkmalloc FILE SIZE N   one batch: kmalloc SIZE GFP_KERNEL_ACCOUNT xN;
  *                                      prints the op's errno name (or OK) and the ms taken
- *   mcgtool lat FILE text|ioctl N [alloc]  N requests, each on a fresh fd (open,
- *                                      request, reply, close): whoami, or with
- *                                      alloc kmalloc 4096 GFP_KERNEL_ACCOUNT x64;
+ *   mcgtool lat FILE text|ioctl N [alloc [COUNT]]  N requests, each on a fresh fd
+ *                                      (open, request, reply, close): whoami, or with
+ *                                      alloc kmalloc 4096 GFP_KERNEL_ACCOUNT xCOUNT (64);
  *                                      "n=N fail=F p50=MS p99=MS max=MS"
  *   mcgtool errno OP ARGS...           OK or the errno name of one call:
  *       write FILE DATA [nonblock]     open O_WRONLY (its failure: "open:ERRNO"),
@@ -618,18 +618,21 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* One request as a client makes it, open to close; false if it failed. */
-static bool lat_one(const char *path, bool text, bool alloc)
+/* alloc: the number of objects to kmalloc, 0 for a whoami */
+static bool lat_one(const char *path, bool text, unsigned int alloc)
 {
 	static struct memcgfs_ctl_batch_max b;
-	char reply[4096];
+	char reply[8192], req[64];
 	bool ok;
 	int fd = open(path, O_RDWR);
 
 	if (fd < 0)
 		return false;
 	if (text) {
-		const char *req = alloc ? "kmalloc 4096 GFP_KERNEL_ACCOUNT x64\n" : "whoami\n";
-
+		if (alloc)
+			snprintf(req, sizeof(req), "kmalloc 4096 GFP_KERNEL_ACCOUNT x%u\n", alloc);
+		else
+			snprintf(req, sizeof(req), "whoami\n");
 		ok = write(fd, req, strlen(req)) == (ssize_t)strlen(req) &&
 		     read_reply(fd, reply, sizeof(reply)) > 0 && !strncmp(reply, "ok", 2);
 	} else {
@@ -639,7 +642,7 @@ static bool lat_one(const char *path, bool text, bool alloc)
 		b.u.ops[0].op = alloc ? MEMCGFS_OP_KMALLOC : MEMCGFS_OP_WHOAMI;
 		b.u.ops[0].size = 4096;
 		b.u.ops[0].flags = MEMCGFS_GFP_KERNEL_ACCOUNT;
-		b.u.ops[0].count = alloc ? 64 : 8;	/* whoami: its slot and the path */
+		b.u.ops[0].count = alloc ? alloc : 8;	/* whoami: its slot and the path */
 		b.u.ops[0].slot = MEMCGFS_CTL_FIRST_SLOT(1);
 		ok = !ioctl(fd, MEMCGFS_IOC_BATCH_MAX, &b) && !b.u.ops[0].error;
 	}
@@ -648,11 +651,15 @@ static bool lat_one(const char *path, bool text, bool alloc)
 
 static int cmd_lat(int argc, char **argv)
 {
-	bool text = !strcmp(argv[1], "text"), alloc = argc > 3 && !strcmp(argv[3], "alloc");
+	bool text = !strcmp(argv[1], "text");
+	unsigned int alloc = argc > 3 && !strcmp(argv[3], "alloc") ? 64 : 0;
 	int n = atoi(argv[2]), fails = 0;
 	double *ms;
 
-	if (n < 1 || (!text && strcmp(argv[1], "ioctl")))
+	if (alloc && argc > 4)
+		alloc = (unsigned int)atoi(argv[4]);
+	/* the text reply's handles fit its buffer (17 bytes each) */
+	if (n < 1 || (!text && strcmp(argv[1], "ioctl")) || (argc > 4 && (alloc < 1 || alloc > 400)))
 		return usage();
 	ms = calloc((size_t)n, sizeof(*ms));
 	if (!ms)

@@ -8,8 +8,16 @@
 # memcgfs.ctl: the penalty is paid at the reply's read, an ioctl or close.
 . "$(dirname "$0")/lib.sh"
 
-mount_fs -o memory=256M
+# Only a charge that reaches the page counter sees memory.high (the kernel's
+# try_charge_memcg: a charge the per-CPU stock serves returns before the
+# check).  So every throttled request here charges more than all the stocks
+# can hold: with 2 CPU slots, 2 x (a memcg stock's 64 pages + an obj stock's
+# 2 pages) = 132 pages, against 160 x (4104 + the handle's 76 bytes) = 163.3
+# pages.  With 64 objects (65.3 pages) a request that found one slot's
+# stocks full (another client of the cgroup had left them so) owed nothing.
+mount_fs -o memory=256M,cpus=2
 CTL=$MNT/memcgfs.ctl
+N=160
 mkdir "$MNT/slow" "$MNT/fast"
 # any usage is far over a high of 0: the penalty is the kernel's 2 s cap
 echo 0 > "$MNT/slow/memory.high"
@@ -24,9 +32,9 @@ field() { echo "$2" | sed -n "s/.*$1=\([0-9.]*\).*/\1/p"; }
 # ms_ge A B: A >= B for decimals
 ms_ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
 
-lat_in slow text 4 alloc >"$TMP/slow.text" &
+lat_in slow text 4 alloc $N >"$TMP/slow.text" &
 ST=$!
-lat_in slow ioctl 4 alloc >"$TMP/slow.ioctl" &
+lat_in slow ioctl 4 alloc $N >"$TMP/slow.ioctl" &
 SI=$!
 sleep 0.5
 for mode in text ioctl; do
@@ -56,7 +64,7 @@ ok "echo > memcgfs.ctl in the throttled cgroup takes the penalty ($(cat "$TMP/sl
 match "memory.events: high counted" "^high [1-9]" "$(sed -n 2p "$MNT/slow/memory.events")"
 
 # a signal ends the wait, now at the read of the reply
-bash -c 'echo $$ > "$1/slow/cgroup.procs"; exec "$2" ctl "$3" "kmalloc 4096 GFP_KERNEL_ACCOUNT x64"' _ "$MNT" "$MCGTOOL" "$CTL" >"$TMP/killed" &
+bash -c 'echo $$ > "$1/slow/cgroup.procs"; exec "$2" ctl "$3" "kmalloc 4096 GFP_KERNEL_ACCOUNT x$4"' _ "$MNT" "$MCGTOOL" "$CTL" $N >"$TMP/killed" &
 kill_after TERM $!
 ok "SIGTERM ends a throttled client's wait at once (${DUR} ms)" test "$DUR" -lt 500
 
