@@ -13,8 +13,9 @@
 # check).  So every throttled request here charges more than all the stocks
 # can hold: with 2 CPU slots, 2 x (a memcg stock's 64 pages + an obj stock's
 # 2 pages) = 132 pages, against 160 x (4104 + the handle's 76 bytes) = 163.3
-# pages.  With 64 objects (65.3 pages) a request that found one slot's
-# stocks full (another client of the cgroup had left them so) owed nothing.
+# pages.  With 64 objects (65.3 pages), a request whose worker moved between
+# the CPUs could be covered by both CPUs' stocks, which the cgroup's other
+# client had filled, and owed nothing (seen once in the TSan stage).
 mount_fs -o memory=256M,cpus=2
 CTL=$MNT/memcgfs.ctl
 N=160
