@@ -25,14 +25,7 @@
 #define likely(x)	__builtin_expect(!!(x), 1)
 #define unlikely(x)	__builtin_expect(!!(x), 0)
 #define __noinline	__attribute__((noinline))
-/*
- * The entry points of the fast paths start on a cache line of their own:
- * where they sit then no longer depends on the size of whatever the linker
- * put before them, so a change elsewhere in alloc/ does not move their hot
- * instructions across fetch blocks (a time that moved by 1.5x at equal
- * instructions between builds, bench_alloc's 8-byte row).
- */
-#define __hot_aligned	__attribute__((aligned(64)))
+/* The fast paths' entry points: ALLOC_HOT (alloc.h). */
 #undef __always_inline
 #define __always_inline	inline __attribute__((always_inline))
 /* the kernel's volatile accesses are relaxed atomics: say so (TSan sees them) */

@@ -217,9 +217,9 @@ static void init_machine(bool no_rseq, bool rseq_emulate)
 	void (*const bf)(void *) = mi_free_fn;				\
 	(void)am; (void)af; (void)bm; (void)bf
 
-/* Every loop on a cache line of its own: its place does not move with the code before it. */
+/* Every loop in the fast paths' page (ALLOC_HOT): its place does not move with the code before it. */
 #define PAIR_LOOP(NAME, ALLOC, FREE)					\
-static __attribute__((noinline, aligned(64))) void NAME(size_t n, unsigned long iters) \
+static ALLOC_HOT("30" #NAME) void NAME(size_t n, unsigned long iters) \
 {									\
 	LOAD_FNS;							\
 	for (unsigned long i = 0; i < iters; i++) {			\
@@ -252,7 +252,7 @@ static double bulk_mid_ns;
 static double cpu_ns(void);
 
 #define BULK_LOOP(NAME, ALLOC, FREE)					\
-static __attribute__((noinline, aligned(64))) void NAME(void **v, unsigned long count) \
+static ALLOC_HOT("31" #NAME) void NAME(void **v, unsigned long count) \
 {									\
 	LOAD_FNS;							\
 	for (unsigned long i = 0; i < count; i++) {			\

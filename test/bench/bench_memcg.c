@@ -262,7 +262,7 @@ static void set_task(int mode)
 #define SINK(p)	__asm__ __volatile__("" : : "r"(p) : "memory")
 
 #define PAIR_LOOP(NAME, ALLOC, FREE)					\
-static __attribute__((noinline)) void NAME(size_t n, unsigned long iters) \
+static ALLOC_HOT("30" #NAME) void NAME(size_t n, unsigned long iters) \
 {									\
 	for (unsigned long i = 0; i < iters; i++) {			\
 		void *p = ALLOC;					\
@@ -276,7 +276,7 @@ PAIR_LOOP(pairs_empty, (void *)(uintptr_t)(i + n), (void)0)
 #undef PAIR_LOOP
 
 #define ALLOC_LOOP(NAME, ALLOC)						\
-static __attribute__((noinline)) void NAME(void **v, unsigned long count) \
+static ALLOC_HOT("31" #NAME) void NAME(void **v, unsigned long count) \
 {									\
 	for (unsigned long i = 0; i < count; i++) {			\
 		void *p = ALLOC;					\
@@ -285,7 +285,7 @@ static __attribute__((noinline)) void NAME(void **v, unsigned long count) \
 	}								\
 }
 #define FREE_LOOP(NAME, FREE)						\
-static __attribute__((noinline)) void NAME(void **v, unsigned long count) \
+static ALLOC_HOT("31" #NAME) void NAME(void **v, unsigned long count) \
 {									\
 	for (unsigned long i = 0; i < count; i++) {			\
 		void *p = v[i];						\
