@@ -1209,7 +1209,8 @@ static __noinline void slab_free_accounted_slow(struct slab *slab, void *obj,
 }
 
 /* The common case: the push in its sequence, then the hook as a tail call. */
-static ALLOC_HOT("12") void slab_free_accounted(struct slab *slab, void *obj,
+ALLOC_HOT("12")
+static void slab_free_accounted(struct slab *slab, void *obj,
 					   struct slabobj_ext *ext, struct obj_cgroup *objcg)
 {
 	uint32_t charge = slab->charge;
@@ -1348,12 +1349,14 @@ struct slab *virt_to_slab(const void *addr, struct page **headp)
 	return page->kind == PAGE_KIND_SLAB ? page->slab : NULL;
 }
 
-ALLOC_HOT("13") void *kmem_cache_alloc(struct kmem_cache *s, gfp_t gfp)
+ALLOC_HOT("13")
+void *kmem_cache_alloc(struct kmem_cache *s, gfp_t gfp)
 {
 	return slab_alloc(s, gfp, _RET_IP_, s->object_size, false);
 }
 
-ALLOC_HOT("14") void kmem_cache_free(struct kmem_cache *s, void *obj)
+ALLOC_HOT("14")
+void kmem_cache_free(struct kmem_cache *s, void *obj)
 {
 	struct slab *slab = virt_to_slab(obj, NULL);
 
@@ -1393,7 +1396,8 @@ static __noinline void *kmalloc_general(size_t size, gfp_t gfp, uintptr_t caller
  * accounted one (kmalloc-cg-N) tests the task's objcg: a root task's is
  * NULL and it is done.
  */
-ALLOC_HOT_FIRST("10") void *kmalloc(size_t size, gfp_t gfp)
+ALLOC_HOT_FIRST("10")
+void *kmalloc(size_t size, gfp_t gfp)
 {
 	if (likely(size - 1 < READ_ONCE(machine.kmalloc_fast_limit)) &&
 	    likely(!(gfp & (__GFP_RECLAIMABLE | __GFP_ACCOUNT | __GFP_ZERO)))) {
@@ -1467,7 +1471,8 @@ static __noinline void kfree_rare(const void *obj, uintptr_t caller)
 		__kfree(obj, off);
 }
 
-ALLOC_HOT("11") void kfree(const void *obj)
+ALLOC_HOT("11")
+void kfree(const void *obj)
 {
 	uintptr_t off = (uintptr_t)obj - (uintptr_t)machine.base;
 

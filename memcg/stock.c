@@ -917,7 +917,8 @@ static __noipa void *slab_charge_obj_slow(uintptr_t cur, gfp_t gfp, struct slabo
  * alloc's tail call: one stock section, the objcg stored, the object
  * handed back; no register saved.
  */
-ALLOC_HOT("20") void *__memcg_slab_charge(uintptr_t cur, gfp_t gfp, struct slabobj_ext *ext,
+ALLOC_HOT("20")
+void *__memcg_slab_charge(uintptr_t cur, gfp_t gfp, struct slabobj_ext *ext,
 			  uint32_t charge, int nid, void *obj)
 {
 #ifndef MEMCG_OBJCG_LOOKUP_MEMCG
@@ -944,7 +945,8 @@ static __noipa void slab_uncharge_slow(struct obj_cgroup *objcg, unsigned int fu
 #endif
 }
 
-ALLOC_HOT("21") void __memcg_slab_free_hook(struct obj_cgroup *objcg, uint32_t charge, int nid)
+ALLOC_HOT("21")
+void __memcg_slab_free_hook(struct obj_cgroup *objcg, uint32_t charge, int nid)
 {
 	if (likely(!slab_charge_word_try(objcg, nid, charge, true)))
 		return;
