@@ -395,7 +395,9 @@ extern ptrdiff_t alloc_rseq_offset;
  * moved kfree and kmalloc 64 bytes on, and the separate obj_stock build's
  * accounted pair went from 21 ns to 41 at equal instructions (an earlier
  * build had moved bench_alloc's 8-byte pair by 1.5x the same way).
- * Benchmark loops use it too (keys 30..).
+ * Benchmark loops use it too (keys 30..).  The sorting is GNU ld's default
+ * script (binutils 2.35 and later); another linker may place the sections
+ * apart, which changes only how steady the benchmarks' times are.
  */
 #define ALLOC_HOT(key)	__attribute__((section(".text.sorted.memcgfs." key), aligned(64), noinline))
 #define ALLOC_HOT_FIRST(key) \
