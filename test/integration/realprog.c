@@ -14,7 +14,9 @@
  *   realprog keep FILE MIB             create FILE, print "open", wait 2 s, then as write,
  *                                      keeping FILE open while it sleeps
  *   realprog stream FILE MIB           write MIB to FILE a MiB at a time (no sleep at the end)
- *   realprog read FILE                 read FILE whole, print "ready", sleep
+ *   realprog read FILE [WAIT_MS]       read FILE whole, print "ready", sleep; with
+ *                                      WAIT_MS, open it, print "open" and wait
+ *                                      WAIT_MS before reading
  *   realprog threads N                 start N threads, print "ready", sleep
  *   realprog cachestat FILE            print the file's cached pages (cachestat(2))
  *   realprog drop FILE                 write FILE back and drop its page cache
@@ -155,13 +157,17 @@ int main(int argc, char **argv)
 		hold();
 	} else if (!strcmp(mode, "stream") && argc == 4) {
 		return write_file(argv[2], strtoul(argv[3], NULL, 0), false, false);
-	} else if (!strcmp(mode, "read") && argc == 3) {
+	} else if (!strcmp(mode, "read") && (argc == 3 || argc == 4)) {
 		static char buf[MIB];
 		int fd = open(argv[2], O_RDONLY);
 
 		if (fd < 0) {
 			perror(argv[2]);
 			return 1;
+		}
+		if (argc == 4) {
+			say("open");
+			usleep((useconds_t)strtoul(argv[3], NULL, 0) * 1000);
 		}
 		while (read(fd, buf, sizeof(buf)) > 0)
 			;
