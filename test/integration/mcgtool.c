@@ -617,8 +617,10 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* One request as a client makes it, open to close; false if it failed. */
-/* alloc: the number of objects to kmalloc, 0 for a whoami */
+/*
+ * One request as a client makes it, open to close: a kmalloc of alloc
+ * objects, or a whoami when alloc is 0.  False if it failed.
+ */
 static bool lat_one(const char *path, bool text, unsigned int alloc)
 {
 	static struct memcgfs_ctl_batch_max b;

@@ -441,14 +441,6 @@ void test_objcg_percpu_ref(void **state)
  * Two threads each stay on one CPU, a third is moved from CPU to CPU as
  * fast as the kernel does it; every get is put, the count must come back.
  */
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 struct ref_hammer {
 	struct obj_cgroup *o;
 	int cpu;			/* -1: the moved one */
@@ -502,8 +494,8 @@ void test_percpu_ref_migration(void **state)
 		h[i] = (struct ref_hammer){ .o = o, .cpu = i < 2 ? i : -1, .stop = &stop };
 		assert_int_equal(pthread_create(&th[i], NULL, ref_hammer_run, &h[i]), 0);
 	}
-	end = now_s() + 2.0;
-	while (now_s() < end) {
+	end = test_now_s() + 2.0;
+	while (test_now_s() < end) {
 		cpu_set_t set;
 
 		CPU_ZERO(&set);

@@ -2286,23 +2286,15 @@ static void psi_get(struct mem_cgroup *m, struct psi_line *some, struct psi_line
 	}
 }
 
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* A stall of about ms; returns how long it really lasted, in ms. */
 static uint64_t stall(struct memcg_task *t, unsigned int ms)
 {
-	uint64_t t0 = mono_ms();
+	double t0 = test_now_s();
 
 	memcg_task_stall_begin(t);
 	usleep(ms * 1000);
 	memcg_task_stall_end(t);
-	return mono_ms() - t0;
+	return (uint64_t)((test_now_s() - t0) * 1000.0);
 }
 
 static void test_psi_format_and_totals(void **state)
