@@ -33,12 +33,26 @@ static _Atomic bool trace_poll_pending;
 static _Atomic uint64_t trace_consumed;
 
 /* ---- memcgfs.ctl ---- */
+/* A ctl caller's cgroup, for whoami: where its process is at that moment. */
+static int ctl_caller_path(const void *arg, char *buf, size_t len)
+{
+	const struct proc *p = arg;
+	int err;
+
+	pthread_rwlock_rdlock(&fs_tree_lock);
+	pthread_rwlock_rdlock(&procs_lock);
+	err = cgroup_path(p->cg, buf, len);
+	pthread_rwlock_unlock(&procs_lock);
+	pthread_rwlock_unlock(&fs_tree_lock);
+	return err;
+}
+
 /*
  * The caller as ctl sees it: the requesting thread's process (its memcg
- * task), uid/gid of the request, and its cgroup for whoami.
+ * task) and uid/gid of the request; its cgroup is looked up only for
+ * whoami, the one request that names it.
  */
-static int ctl_caller_get(const struct fs_caller *who, struct ctl_caller *c, struct proc **pp,
-			  char *path, size_t pathlen)
+static int ctl_caller_get(const struct fs_caller *who, struct ctl_caller *c, struct proc **pp)
 {
 	struct proc *p;
 	int err = procs_caller(who, &p, c->comm);
@@ -62,13 +76,9 @@ static int ctl_caller_get(const struct fs_caller *who, struct ctl_caller *c, str
 	c->uid = who->uid;
 	c->gid = who->gid;
 	c->task = p->task;
-	pthread_rwlock_rdlock(&fs_tree_lock);
-	pthread_rwlock_rdlock(&procs_lock);
-	if (cgroup_path(p->cg, path, pathlen) < 0)
-		snprintf(path, pathlen, "/");
-	pthread_rwlock_unlock(&procs_lock);
-	pthread_rwlock_unlock(&fs_tree_lock);
-	c->cgroup = path;
+	c->cgroup_of = ctl_caller_path;
+	c->cgroup_arg = p;
+	c->cgroup = NULL;
 	*pp = p;
 	return 0;
 }
@@ -179,11 +189,10 @@ static void ctl_write(fuse_req_t req, struct fs_handle *h, const char *buf, size
 	struct fs_caller who;
 	struct ctl_caller c;
 	struct proc *p;
-	char path[4096];
 	int err;
 
 	fs_caller_init(&who, req);
-	err = ctl_caller_get(&who, &c, &p, path, sizeof(path));
+	err = ctl_caller_get(&who, &c, &p);
 	if (err) {
 		fuse_reply_err(req, -err);
 		return;
@@ -244,14 +253,13 @@ void rootfiles_ioctl(fuse_req_t req, struct fs_handle *h, unsigned int cmd,
 	struct fs_caller who;
 	struct ctl_caller c;
 	struct ctl_done done = { .kind = CTL_WAIT_IOCTL, .out_len = out_bufsz };
-	char path[4096];
 
 	if (h->file->type != FT_CTL) {
 		fuse_reply_err(req, ENOTTY);
 		return;
 	}
 	fs_caller_init(&who, req);
-	done.err = ctl_caller_get(&who, &c, &done.p, path, sizeof(path));
+	done.err = ctl_caller_get(&who, &c, &done.p);
 	if (done.err) {
 		fuse_reply_err(req, -done.err);
 		return;

@@ -172,7 +172,8 @@ static int batch_results(const struct batch *b, const struct ctl_caller *who,
 		break;
 	case MEMCGFS_OP_WHOAMI: {
 		struct memcgfs_ctl_whoami w = { .pid = who->pid, .cpu = alloc_current_cpu() };
-		const char *cg = who->cgroup ? who->cgroup : "/";
+		char path[4096];
+		const char *cg = ctl_caller_cgroup(who, path, sizeof(path));
 		size_t room = (size_t)(op->count - 1) * 8, l = strlen(cg);
 
 		memcpy(slot, &w, sizeof(w));

@@ -491,6 +491,8 @@ static int text_request(struct ctl_session *s, const struct ctl_caller *who,
 	char *argv[CTL_REQUEST_MAX / 2 + 1];
 	int argc = 0, err;
 	struct alloc_ctx ctx;
+	char path[4096];
+	const char *cg = "/";
 	char *p;
 
 	if (len > CTL_REQUEST_MAX)
@@ -525,7 +527,8 @@ static int text_request(struct ctl_session *s, const struct ctl_caller *who,
 		err = reply_reserve(s, 4 + (size_t)x->count * (CTL_HANDLE_HEX + 1));
 		break;
 	case MEMCGFS_OP_WHOAMI:
-		err = reply_reserve(s, 96 + strlen(who->cgroup ? who->cgroup : "/"));
+		cg = ctl_caller_cgroup(who, path, sizeof(path));
+		err = reply_reserve(s, 96 + strlen(cg));
 		break;
 	default:
 		err = 0;
@@ -555,8 +558,7 @@ static int text_request(struct ctl_session *s, const struct ctl_caller *who,
 			  1u << x->info.order);
 		break;
 	case MEMCGFS_OP_WHOAMI:
-		reply_add(s, " pid=%d cgroup=%s cpu=%d", (int)who->pid,
-			  who->cgroup ? who->cgroup : "/", alloc_current_cpu());
+		reply_add(s, " pid=%d cgroup=%s cpu=%d", (int)who->pid, cg, alloc_current_cpu());
 		break;
 	}
 	reply_add(s, "\n");

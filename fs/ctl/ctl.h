@@ -26,8 +26,22 @@ struct ctl_caller {
 	gid_t gid;
 	char comm[16];
 	struct memcg_task *task;	/* the task it charges as (never NULL) */
-	const char *cgroup;		/* its cgroup path, "/" or "/a/b", for whoami */
+	/*
+	 * Its cgroup path, "/" or "/a/b", for whoami alone: written into buf
+	 * by cgroup_of(arg, ...) when whoami asks (NULL when the caller's
+	 * path is fixed), else the fixed cgroup (NULL: "/").  ctl_caller_cgroup()
+	 * reads it.
+	 */
+	int (*cgroup_of)(const void *arg, char *buf, size_t len);
+	const void *cgroup_arg;
+	const char *cgroup;
 };
+
+/*
+ * ctl_caller_cgroup - the caller's cgroup path as whoami reports it, at the
+ * time of the call: buf (len bytes) receives it when it has to be built.
+ */
+const char *ctl_caller_cgroup(const struct ctl_caller *c, char *buf, size_t len);
 
 int ctl_init(void);
 void ctl_exit(void);

@@ -335,3 +335,10 @@ void ctl_caller_leave(void)
 	memcg_set_current(NULL);
 	alloc_set_ctx(NULL);
 }
+
+const char *ctl_caller_cgroup(const struct ctl_caller *c, char *buf, size_t len)
+{
+	if (c->cgroup_of && c->cgroup_of(c->cgroup_arg, buf, len) >= 0)
+		return buf;
+	return c->cgroup ? c->cgroup : "/";
+}
