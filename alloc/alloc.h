@@ -106,7 +106,13 @@ int slab_flags_parse(const char *s, slab_flags_t *out);
 #define KMALLOC_SHIFT_LOW	3
 #define KMALLOC_MIN_SIZE	(1u << KMALLOC_SHIFT_LOW)
 #define KMALLOC_MAX_CACHE_SIZE	(2u * alloc_page_size())
-#define NR_KMALLOC_INDEX	14	/* 0 = zero size, 1 = 96, 2 = 192, 3..13 = 8..8k */
+/*
+ * Index 0 is the zero size, 1 and 2 the 96 and 192 classes, 3.. the powers
+ * of two from 8 up to KMALLOC_MAX_CACHE_SIZE (twice the page: 8k with 4 KiB
+ * pages, 128k with the largest page, 64 KiB); past that, a size is large.
+ */
+#define KMALLOC_SHIFT_HIGH_MAX	17
+#define NR_KMALLOC_INDEX	(KMALLOC_SHIFT_HIGH_MAX + 1)
 #define ALLOC_MAX_CPUS		256
 #define ALLOC_MAX_NODES		64
 
@@ -274,7 +280,7 @@ enum kmalloc_cache_type { KMALLOC_NORMAL, KMALLOC_RECLAIM, KMALLOC_CGROUP,
 			  NR_KMALLOC_TYPES };
 
 unsigned int kmalloc_index(size_t size);	/* 0 for 0, >= NR_KMALLOC_INDEX for large */
-unsigned int kmalloc_size(unsigned int index);	/* object size of a class */
+unsigned int kmalloc_size(unsigned int index);	/* object size of a class (0: none here) */
 enum kmalloc_cache_type kmalloc_type(gfp_t gfp);
 struct kmem_cache *kmalloc_cache(enum kmalloc_cache_type type, unsigned int index);
 size_t kmalloc_size_roundup(size_t size);

@@ -286,7 +286,7 @@ struct kmem_cache {
 	struct kmem_cache *next;	/* slab_caches, newest first */
 };
 
-extern struct kmem_cache *kmalloc_caches[NR_KMALLOC_TYPES][16];
+extern struct kmem_cache *kmalloc_caches[NR_KMALLOC_TYPES][NR_KMALLOC_INDEX];
 /*
  * kmalloc_normal_by_size[(size - 1) / 8], kmalloc_cg_by_size[...]: the
  * KMALLOC_NORMAL and KMALLOC_CGROUP caches of every size up to

@@ -15,7 +15,7 @@ struct kmem_cache *__kmem_cache_create(const char *name, unsigned int size,
 				       unsigned int align, slab_flags_t flags,
 				       bool is_kmalloc, int *err);
 
-struct kmem_cache *kmalloc_caches[NR_KMALLOC_TYPES][16];
+struct kmem_cache *kmalloc_caches[NR_KMALLOC_TYPES][NR_KMALLOC_INDEX];
 struct kmem_cache **kmalloc_normal_by_size, **kmalloc_cg_by_size;
 
 /* kmalloc_size_index[(size - 1) / 8] for size <= 192 (mm/slab_common.c) */
@@ -63,7 +63,8 @@ unsigned int kmalloc_size(unsigned int index)
 		return 96;
 	if (index == 2)
 		return 192;
-	if (index >= KMALLOC_SHIFT_LOW && index < NR_KMALLOC_INDEX)
+	if (index >= KMALLOC_SHIFT_LOW && index < NR_KMALLOC_INDEX &&
+	    (1u << index) <= KMALLOC_MAX_CACHE_SIZE)
 		return 1u << index;
 	return 0;
 }

@@ -255,7 +255,7 @@ void test_slabinfo_format(void **state)
 	/* Every kmalloc cache exactly once, after the newer caches; every line
 	 * in the exact format. */
 	for (unsigned t = 0; t < NR_KMALLOC_TYPES; t++)
-		for (unsigned idx = 1; idx < NR_KMALLOC_INDEX; idx++) {
+		for (unsigned idx = 1; idx < REF_NR_INDEX; idx++) {
 			char name[64];
 			int count;
 			char *line;

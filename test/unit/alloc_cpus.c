@@ -122,17 +122,17 @@ void test_2312_example(void **state)
 void test_kmalloc_geometry_8cpus(void **state)
 {
 	/* §2.5's table: objperslab / pagesperslab with 8 CPUs. */
-	static const unsigned objs[NR_KMALLOC_INDEX] = {
+	static const unsigned objs[REF_NR_INDEX] = {
 		0, 42, 21, 512, 256, 128, 64, 32, 32, 32, 32, 16, 8, 4,
 	};
-	static const unsigned pages[NR_KMALLOC_INDEX] = {
+	static const unsigned pages[REF_NR_INDEX] = {
 		0, 1, 1, 1, 1, 1, 1, 1, 2, 4, 8, 8, 8, 8,
 	};
 
 	(void)state;
 	soft_reset();
 	for (unsigned t = 0; t < NR_KMALLOC_TYPES; t++)
-		for (unsigned idx = 1; idx < NR_KMALLOC_INDEX; idx++) {
+		for (unsigned idx = 1; idx < REF_NR_INDEX; idx++) {
 			struct kmem_cache_info info;
 			struct ref_geom g = ref_kmalloc_geom(idx, 8);
 			char what[64];
@@ -185,7 +185,7 @@ void test_online_cpus(void **state)
 	}
 	soft_reset();
 	for (unsigned t = 0; t < NR_KMALLOC_TYPES; t++)
-		for (unsigned idx = 1; idx < NR_KMALLOC_INDEX; idx++) {
+		for (unsigned idx = 1; idx < REF_NR_INDEX; idx++) {
 			struct ref_geom g = ref_kmalloc_geom(idx, cpus);
 			char what[64];
 

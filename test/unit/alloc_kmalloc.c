@@ -20,7 +20,7 @@ void test_kmalloc_index_table(void **state)
 		SOFT_EQ(kmalloc_size_roundup(n), ref_class_size[exp],
 			"kmalloc_size_roundup(%zu)", n);
 	}
-	for (unsigned i = 1; i < NR_KMALLOC_INDEX; i++)
+	for (unsigned i = 1; i < REF_NR_INDEX; i++)
 		SOFT_EQ(kmalloc_size(i), ref_class_size[i], "kmalloc_size(%u)", i);
 	/* Spot checks straight from §1.3's text. */
 	SOFT_EQ(kmalloc_index(200), 8, "kmalloc_index(200)");
@@ -177,7 +177,7 @@ void test_kmalloc_types_and_names(void **state)
 		  "kmalloc_type(GFP_KERNEL_ACCOUNT|__GFP_RECLAIMABLE)");
 
 	for (unsigned t = 0; t < NR_KMALLOC_TYPES; t++) {
-		for (unsigned idx = 1; idx < NR_KMALLOC_INDEX; idx++) {
+		for (unsigned idx = 1; idx < REF_NR_INDEX; idx++) {
 			char name[64];
 			struct kmem_cache *s = kmalloc_cache(t, idx);
 			struct kmem_cache_info info;
@@ -214,7 +214,7 @@ void test_kmalloc_cache_geometry(void **state)
 	assert_int_equal(cpus, 4);
 	soft_reset();
 	for (unsigned t = 0; t < NR_KMALLOC_TYPES; t++) {
-		for (unsigned idx = 1; idx < NR_KMALLOC_INDEX; idx++) {
+		for (unsigned idx = 1; idx < REF_NR_INDEX; idx++) {
 			struct ref_geom g = ref_kmalloc_geom(idx, cpus);
 			char what[64];
 

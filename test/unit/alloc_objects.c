@@ -15,7 +15,7 @@ void test_object_alignment(void **state)
 	pin(0);
 	soft_reset();
 	for (unsigned t = 0; t < NR_KMALLOC_TYPES; t++) {
-		for (unsigned idx = 1; idx < NR_KMALLOC_INDEX; idx++) {
+		for (unsigned idx = 1; idx < REF_NR_INDEX; idx++) {
 			unsigned size = ref_class_size[idx];
 			unsigned align = ref_kmalloc_align(size);
 			struct kmem_cache_info info;

@@ -38,10 +38,10 @@ unsigned ref_get_order(unsigned long size)
 }
 
 /* §1.2: object size of each kmalloc index. */
-const unsigned ref_class_size[NR_KMALLOC_INDEX] = {
+const unsigned ref_class_size[REF_NR_INDEX] = {
 	0, 96, 192, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192,
 };
-const char *const ref_class_suffix[NR_KMALLOC_INDEX] = {
+const char *const ref_class_suffix[REF_NR_INDEX] = {
 	NULL, "96", "192", "8", "16", "32", "64", "128", "256", "512",
 	"1k", "2k", "4k", "8k",
 };

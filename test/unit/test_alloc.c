@@ -172,6 +172,67 @@ static void test_init_errors(void **state)
 	alloc_exit();
 }
 
+/*
+ * Larger pages (machine.page_size 8 KiB to 64 KiB): kmalloc's classes go up
+ * to twice the page, as the kernel's KMALLOC_SHIFT_HIGH, and every size up
+ * to there is served from its class; the next size is a large kmalloc.
+ */
+static void test_larger_pages(void **state)
+{
+	static const unsigned int pages[] = { 8192, 16384, 65536 };
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(pages) / sizeof(pages[0]); k++) {
+		unsigned int pg = pages[k], top = 2 * pg;
+		struct alloc_config c;
+		char msg[256];
+
+		alloc_config_defaults(&c);
+		c.page_size = pg;
+		c.memory = (uint64_t)pg << 12;	/* four of the largest buddy blocks */
+		c.cpus = 2;
+		assert_int_equal(alloc_init(&c), 0);
+		EXPECT_EQ(KMALLOC_MAX_CACHE_SIZE, top, "KMALLOC_MAX_CACHE_SIZE at page %u", pg);
+		for (unsigned int sz = 4096; sz <= top; sz *= 2) {
+			unsigned int idx = kmalloc_index(sz);
+			char name[32];
+
+			EXPECT_EQ(kmalloc_size(idx), sz, "kmalloc_size(%u) at page %u", idx, pg);
+			if (sz % 1024)
+				snprintf(name, sizeof(name), "kmalloc-cg-%u", sz);
+			else
+				snprintf(name, sizeof(name), "kmalloc-cg-%uk", sz / 1024);
+			assert_non_null(kmalloc_cache(KMALLOC_CGROUP, idx));
+			EXPECT_STR(kmem_cache_name(kmalloc_cache(KMALLOC_CGROUP, idx)), name,
+				   "class of %u at page %u", sz, pg);
+		}
+		EXPECT_EQ(kmalloc_size(kmalloc_index(top) + 1), 0, "no class past %u", top);
+		/* every size across the top classes, and the first large one */
+		for (unsigned int sz = pg / 2 - 1; sz <= top + 1; sz += pg / 4 - 1) {
+			void *p = kmalloc(sz, GFP_KERNEL_ACCOUNT);
+
+			assert_non_null(p);
+			EXPECT_EQ(ksize(p), kmalloc_size_roundup(sz), "ksize(kmalloc(%u)) at page %u",
+				  sz, pg);
+			memset(p, 0x5a, sz);
+			kfree(p);
+		}
+		{
+			void *p = kmalloc(top, GFP_KERNEL);
+			void *q = kmalloc(top + 1, GFP_KERNEL);
+
+			assert_non_null(p);
+			assert_non_null(q);
+			EXPECT_EQ(ksize(p), top, "ksize(kmalloc(%u))", top);
+			EXPECT_EQ(ksize(q), 2 * top, "ksize(kmalloc(%u)): a large kmalloc", top + 1);
+			kfree(p);
+			kfree(q);
+		}
+		EXPECT_EQ(alloc_check(msg, sizeof(msg)), 0, "alloc_check at page %u: %s", pg, msg);
+		alloc_exit();
+	}
+}
+
 /* ================================================================== */
 
 int main(void)
@@ -179,6 +240,7 @@ int main(void)
 	const struct CMUnitTest init_tests[] = {
 		cmocka_unit_test(test_config_defaults),
 		cmocka_unit_test(test_init_errors),
+		cmocka_unit_test(test_larger_pages),
 	};
 	const struct CMUnitTest cpus4_tests[] = {
 		T4(test_kmalloc_index_table),

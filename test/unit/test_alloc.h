@@ -73,8 +73,10 @@ extern unsigned long soft_errors;
 void soft_reset(void);
 void soft_done(void);
 unsigned ref_get_order(unsigned long size);
-extern const unsigned ref_class_size[NR_KMALLOC_INDEX];
-extern const char *const ref_class_suffix[NR_KMALLOC_INDEX];
+/* the kmalloc classes of a 4 KiB-page machine (the groups' own): 0, 96, 192, 8..8k */
+#define REF_NR_INDEX 14
+extern const unsigned ref_class_size[REF_NR_INDEX];
+extern const char *const ref_class_suffix[REF_NR_INDEX];
 extern const char *const ref_type_prefix[NR_KMALLOC_TYPES];
 extern const gfp_t ref_type_gfp[NR_KMALLOC_TYPES];
 unsigned ref_kmalloc_index(size_t size);
