@@ -127,6 +127,12 @@ static struct mem_cgroup *oom_group_of(struct mem_cgroup *victim, struct mem_cgr
  * (t->lock, not tasks_lock) and its old one freed a grace period after:
  * the scans read memcgs through tasks inside a read-side section, and the
  * OOM group is referenced before the section ends.
+ *
+ * A victim is chosen once: a kill frees its pages at once (the kernel's OOM
+ * reaper, done: MMF_OOM_SKIP), so a task already killed is passed over,
+ * never counted twice.  A current task that was killed is the kernel's
+ * task_will_free_mem(current): true without a new kill, and its charge
+ * then fails (passed_oom and a dying task, try_charge_memcg).
  */
 static bool out_of_memory(struct mem_cgroup *domain, uint64_t round)
 {
@@ -135,6 +141,8 @@ static bool out_of_memory(struct mem_cgroup *domain, uint64_t round)
 	long best = 0;
 	struct mem_cgroup *group;
 
+	if (current_task && READ_ONCE(current_task->oom_killed))
+		return true;
 	if (domain != root_memcg && READ_ONCE(domain->memory.max) < total)
 		total = READ_ONCE(domain->memory.max);
 	pthread_mutex_lock(&tasks_lock);
@@ -143,7 +151,8 @@ static bool out_of_memory(struct mem_cgroup *domain, uint64_t round)
 		long points;
 		int adj;
 
-		if (READ_ONCE(t->exited) || t->oom_round == round || READ_ONCE(t->unkillable))
+		if (READ_ONCE(t->exited) || READ_ONCE(t->oom_killed) || t->oom_round == round ||
+		    READ_ONCE(t->unkillable))
 			continue;
 		if (domain != root_memcg && !mem_cgroup_is_descendant(READ_ONCE(t->memcg), domain))
 			continue;
@@ -185,6 +194,7 @@ static bool out_of_memory(struct mem_cgroup *domain, uint64_t round)
 
 		for (struct memcg_task *t = all_tasks; t; t = t->tnext) {
 			if (READ_ONCE(t->exited) || READ_ONCE(t->unkillable) ||
+			    (t != victim && READ_ONCE(t->oom_killed)) ||
 			    !mem_cgroup_is_descendant(READ_ONCE(t->memcg), group))
 				continue;
 			if (t != victim && task_adj(t) <= OOM_SCORE_ADJ_MIN)

@@ -222,9 +222,25 @@ eq "alloc-pages over the limit: every handle printed, exit 1" "1:2000" \
 	"$ST:$(printf '%s\n' "$OUT" | grep -c .)"
 match "... the OOM killer chose it: says so" \
 	"alloc-pages: the OOM killer chose this process .*/oomhold memory.events.local oom_kill \+1.*stale" "$ERR"
+eq "... one kill: a victim is chosen once, its pages freed at once" "oom_kill 1" \
+	"$(grep '^oom_kill ' "$MNT/oomhold/memory.events.local")"
 mc alloc-pages anon -n 8 -g oomhold
 eq "... an allocation the OOM killer left alone: exit 0, nothing said" "0:" "$ST:$ERR"
 rmdir "$MNT/oomhold"
+# One request four times its cgroup's limit, alone in it: the OOM killer
+# takes the requester once, its pages go, and the rest of its charges fail
+# (the kernel's dying task: task_will_free_mem(current), then passed_oom):
+# ENOMEM, one kill, never the same victim again.
+mkdir "$MNT/oomone"
+echo 1M >"$MNT/oomone/memory.max"
+mc alloc-pages anon -n 1000 -g oomone
+eq "a request over 4x the limit: ENOMEM, nothing printed" "1:0" \
+	"$ST:$(printf '%s' "$OUT" | grep -c .)"
+eq "... the requester killed once" "oom_kill 1" \
+	"$(grep '^oom_kill ' "$MNT/oomone/memory.events.local")"
+"$MC" drain
+eq "... and its pages freed" 0 "$(stat_of oomone anon)"
+rmdir "$MNT/oomone"
 
 # ---- drain ----
 mc drain
