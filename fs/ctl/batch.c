@@ -173,10 +173,14 @@ static int batch_results(const struct batch *b, const struct ctl_caller *who,
 	case MEMCGFS_OP_WHOAMI: {
 		struct memcgfs_ctl_whoami w = { .pid = who->pid, .cpu = alloc_current_cpu() };
 		char path[4096];
-		const char *cg = ctl_caller_cgroup(who, path, sizeof(path));
-		size_t room = (size_t)(op->count - 1) * 8, l = strlen(cg);
+		const char *cg;
+		size_t room = (size_t)(op->count - 1) * 8, l;
+		int err = ctl_caller_cgroup(who, path, sizeof(path), &cg);
 
 		memcpy(slot, &w, sizeof(w));
+		if (err)
+			return err;
+		l = strlen(cg);
 		if (l + 1 > room) {
 			if (room) {
 				memcpy(slot + 8, cg, room - 1);

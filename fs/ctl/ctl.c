@@ -527,7 +527,10 @@ static int text_request(struct ctl_session *s, const struct ctl_caller *who,
 		err = reply_reserve(s, 4 + (size_t)x->count * (CTL_HANDLE_HEX + 1));
 		break;
 	case MEMCGFS_OP_WHOAMI:
-		cg = ctl_caller_cgroup(who, path, sizeof(path));
+		err = ctl_caller_cgroup(who, path, sizeof(path), &cg);
+		if (err)
+			return fail(x, err, "the caller's cgroup path is longer than %zu bytes",
+				    sizeof(path) - 1);
 		err = reply_reserve(s, 96 + strlen(cg));
 		break;
 	default:

@@ -39,9 +39,11 @@ struct ctl_caller {
 
 /*
  * ctl_caller_cgroup - the caller's cgroup path as whoami reports it, at the
- * time of the call: buf (len bytes) receives it when it has to be built.
+ * time of the call, into *path: buf (len bytes) receives it when it has to
+ * be built.  0, or -ENAMETOOLONG when it does not fit (the kernel's
+ * /proc/PID/cgroup fails the same way past PATH_MAX).
  */
-const char *ctl_caller_cgroup(const struct ctl_caller *c, char *buf, size_t len);
+int ctl_caller_cgroup(const struct ctl_caller *c, char *buf, size_t len, const char **path);
 
 int ctl_init(void);
 void ctl_exit(void);

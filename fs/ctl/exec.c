@@ -336,9 +336,16 @@ void ctl_caller_leave(void)
 	alloc_set_ctx(NULL);
 }
 
-const char *ctl_caller_cgroup(const struct ctl_caller *c, char *buf, size_t len)
+int ctl_caller_cgroup(const struct ctl_caller *c, char *buf, size_t len, const char **path)
 {
-	if (c->cgroup_of && c->cgroup_of(c->cgroup_arg, buf, len) >= 0)
-		return buf;
-	return c->cgroup ? c->cgroup : "/";
+	if (c->cgroup_of) {
+		int err = c->cgroup_of(c->cgroup_arg, buf, len);
+
+		if (err < 0)
+			return err;
+		*path = buf;
+		return 0;
+	}
+	*path = c->cgroup ? c->cgroup : "/";
+	return 0;
 }

@@ -19,6 +19,15 @@ stat_of() { sed -n "s/^$2 //p" "$MNT/$1/memory.stat"; }
 
 match "whoami from the root" "^OK ok pid=$$ cgroup=/ cpu=[0-9]+$" "$(bash -c 'exec "$1" ctl "$2" whoami' _ "$MCGTOOL" "$CTL" | sed "s/pid=[0-9]*/pid=$$/")"
 match "whoami from a cgroup: the caller's process and cgroup" "^OK ok pid=[0-9]+ cgroup=/a/b cpu=[0-9]+$" "$(ctl_in a/b whoami)"
+# a cgroup path past PATH_MAX (20 levels of 250-byte names, made and
+# entered a level at a time): whoami fails with ENAMETOOLONG, as
+# /proc/PID/cgroup does, and never answers "/"
+LONG=$(printf 'n%.0s' $(seq 250))
+eq "whoami from a cgroup whose path is longer than PATH_MAX: ENAMETOOLONG" "ENAMETOOLONG" \
+	"$(cd "$MNT" && mkdir deep && cd deep && for i in $(seq 20); do mkdir "$LONG" && cd "$LONG" || exit 1; done &&
+	   bash -c 'echo $$ > cgroup.procs || exit 99; exec "$1" ctl "$2" whoami' _ "$MCGTOOL" "$CTL" | cut -d' ' -f1)"
+(cd "$MNT/deep" && for i in $(seq 20); do cd "$LONG" || exit 1; done &&
+ for i in $(seq 20); do cd .. && rmdir "$LONG" || exit 1; done) && rmdir "$MNT/deep"
 match "whoami: the pid is the thread group of the writer" "^yes$" \
 	"$(bash -c 'echo $$ > "$1/a/b/cgroup.procs"; r=$("$2" ctl "$3" whoami); case "$r" in *"pid=$$ "*) ;; *) p=$(echo "$r" | sed "s/.*pid=\([0-9]*\).*/\1/"); [ "$(cut -d" " -f4 /proc/$p/stat 2>/dev/null)" = $$ ] || echo no;; esac; echo yes' _ "$MNT" "$MCGTOOL" "$CTL" | tail -n1)"
 
