@@ -638,6 +638,18 @@ int conf_validate(const struct memcgfs_config *c, char *err, size_t errlen)
 			 CONF_MAX_PAGE_ORDER);
 		return -EINVAL;
 	}
+	/* each node gets a whole number of those blocks */
+	if ((c->machine.memory / block) % c->machine.nodes) {
+		const struct conf_desc *nd = &conf_table[CONF_MACHINE_NODES];
+
+		conf_format_number(mem, c->machine.memory, shown, sizeof(shown));
+		conf_format_number(mem, block, block_s, sizeof(block_s));
+		conf_err(err, errlen,
+			 "%s.%s: %s is not a whole number of %s blocks (the largest buddy block) for each of %s.%s = %u",
+			 mem->section, mem->name, shown, block_s, nd->section, nd->name,
+			 c->machine.nodes);
+		return -EINVAL;
+	}
 	if (conf_signal(c->memcg.oom_kill_signal) < 0) {
 		const struct conf_desc *d = &conf_table[CONF_MEMCG_OOM_KILL_SIGNAL];
 

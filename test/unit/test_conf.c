@@ -537,6 +537,15 @@ static void test_validate(void **state)
 	assert_int_equal(conf_validate(&c, err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "machine.memory: 65540K is not a multiple of 64M (machine.page_size << 10, the largest buddy block)");
 
+	/* nodes: each a whole number of those blocks (192M is three of them) */
+	c.machine.memory = 192ull << 20;
+	assert_int_equal(conf_set(&c, "nodes", "3", err, sizeof(err)), 0);
+	assert_int_equal(conf_validate(&c, err, sizeof(err)), 0);
+	assert_int_equal(conf_set(&c, "nodes", "2", err, sizeof(err)), 0);
+	assert_int_equal(conf_validate(&c, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "machine.memory: 192M is not a whole number of 64M blocks (the largest buddy block) for each of machine.nodes = 2");
+	assert_int_equal(conf_set(&c, "nodes", "1", err, sizeof(err)), 0);
+
 	/* max_order >= min_order. */
 	conf_defaults(&c);
 	assert_int_equal(conf_set(&c, "min_order", "3", err, sizeof(err)), 0);
@@ -963,6 +972,7 @@ static void test_format_round_trip(void **state)
 		round_trip(t, &c);
 	}
 	c.machine.memory = (64ull << 30) - (64ull << 20);
+	c.machine.nodes = 1;	/* 1023 blocks: no whole share for 64 nodes */
 	round_trip(t, &c);
 }
 
