@@ -200,13 +200,52 @@ void mem_cgroup_reclaim_to_max(struct mem_cgroup *memcg)
 	}
 }
 
-/* memory_reclaim(): "<size> [swappiness=N|max]" (no "max" size). */
+#define MAX_SWAPPINESS		200
+#define SWAPPINESS_ANON_ONLY	(MAX_SWAPPINESS + 1)	/* swappiness=max */
+#define NUMBER_BUF_LEN		24	/* lib/parser.c: match_int() reads fewer characters */
+
+/*
+ * A memory.reclaim key as mm/vmscan.c's match_token() on
+ * { "swappiness=%d", "swappiness=max" }, then match_int() and the range
+ * check: the "%d" is simple_strtol() base 0, which takes a '-' (a lone one
+ * too, as 0) but no '+' or space, and must reach the token's end;
+ * match_int() reads it again from under NUMBER_BUF_LEN characters
+ * (-ERANGE, so EINVAL, beyond) and wants an int; then 0..200.
+ */
+static int reclaim_key(const char *tok, int *swappiness)
+{
+	const char *num = tok + 11, *end;
+	long v;
+
+	if (strncmp(tok, "swappiness=", 11))
+		return -EINVAL;
+	v = simple_strtol0(num, &end);
+	if (end != num && !*end) {
+		if (strlen(num) >= NUMBER_BUF_LEN || v < 0 || v > MAX_SWAPPINESS)
+			return -EINVAL;
+		*swappiness = (int)v;
+		return 0;
+	}
+	if (strcmp(num, "max"))
+		return -EINVAL;
+	*swappiness = SWAPPINESS_ANON_ONLY;
+	return 0;
+}
+
+/*
+ * memory_reclaim(), mm/vmscan.c user_proactive_reclaim(): the stripped
+ * value's memparse() amount (no "max"), then the rest stripped again (so a
+ * tab or newline may separate it from the amount) and split at single
+ * spaces, empty pieces skipped; each piece a key (reclaim_key), the last
+ * swappiness given wins.
+ */
 static int reclaim_write(struct memcg_open *o, char *buf, bool nonblock)
 {
 	struct mem_cgroup *memcg = o->memcg;
 	unsigned long nr_to_reclaim, nr_reclaimed = 0;
 	int nr_retries = MAX_RECLAIM_RETRIES;
-	bool anon_only = false;
+	int swappiness = -1;
+	bool anon_only;
 	const char *end;
 	char *s = strstrip(buf), *tok;
 
@@ -214,21 +253,14 @@ static int reclaim_write(struct memcg_open *o, char *buf, bool nonblock)
 	nr_to_reclaim = (unsigned long)(memparse(s, &end) / alloc_page_size());
 	if (end == s)
 		return -EINVAL;
-	s = (char *)end;
+	s = strstrip((char *)end);
 	while ((tok = strsep(&s, " ")) != NULL) {
-		int v;
-
 		if (!*tok)
 			continue;
-		if (!strcmp(tok, "swappiness=max")) {
-			anon_only = true;
-		} else if (!strncmp(tok, "swappiness=", 11)) {
-			if (kstrtoint0(tok + 11, &v) || v < 0 || v > 200)
-				return -EINVAL;
-		} else {
+		if (reclaim_key(tok, &swappiness))
 			return -EINVAL;
-		}
 	}
+	anon_only = swappiness == SWAPPINESS_ANON_ONLY;
 	while (nr_reclaimed < nr_to_reclaim) {
 		/* converges on zero, but reclaim enforces a minimum */
 		unsigned long batch = (nr_to_reclaim - nr_reclaimed) / 4;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cmdline.c - the kernel's memparse() (lib/cmdline.c), on the kernel's
- * simple_strtoull() (lib/vsprintf.c) with base 0.
+ * simple_strtoull() (lib/vsprintf.c) with base 0, and simple_strtol() with
+ * base 0, the number match_token()'s "%d" and match_int() read (lib/parser.c).
  */
 #include "lib.h"
 
@@ -36,6 +37,17 @@ static unsigned long long simple_strtoull0(const char *s, const char **end)
 	}
 	*end = s;
 	return v;
+}
+
+/*
+ * simple_strtol(s, &end, 0): a '-' negates what simple_strtoull reads after
+ * it (no '+'; a lone "-" is read, as 0); wraps as the kernel's (64-bit long).
+ */
+long simple_strtol0(const char *s, const char **end)
+{
+	if (*s == '-')
+		return (long)-simple_strtoull0(s + 1, end);
+	return (long)simple_strtoull0(s, end);
 }
 
 /* memparse(): a number and at most one binary suffix. */

@@ -66,6 +66,14 @@ int kstrtoint0(const char *s, int *out);
  */
 unsigned long long memparse(const char *s, const char **end);
 /*
+ * simple_strtol0 - the kernel's simple_strtol(s, end, 0) on a 64-bit long:
+ * an optional '-' (not '+'), then simple_strtoull's base 0 digits,
+ * wrapping.  *end is where parsing stopped: past a lone '-' too (the
+ * kernel's reads "-" as 0), at s when nothing was read.  What
+ * match_token()'s "%d" and match_int() read (memory.reclaim's swappiness=).
+ */
+long simple_strtol0(const char *s, const char **end);
+/*
  * size_parse - memcgfs's own SIZE (memcgfs.ctl, memcgfs.ini, memcgctl):
  * the len bytes at s are decimal digits and at most one K, M or G (either
  * case, 1024-based) at the end; nothing else (no sign, space, hex, or other

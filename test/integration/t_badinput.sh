@@ -448,6 +448,12 @@ a/b/memory.reclaim|EINVAL|1M bogus
 a/b/memory.reclaim|EINVAL|1M swappiness=max extra
 a/b/memory.reclaim|EINVAL|1M \xff
 a/b/memory.reclaim|EINVAL|1.5M
+a/b/memory.reclaim|EINVAL|1M swappiness=+5
+a/b/memory.reclaim|EINVAL|1M swappiness=5\tswappiness=6
+a/b/memory.reclaim|EINVAL|1M swappiness=000000000000000000000001
+a/b/memory.reclaim|OK|100\tswappiness=10
+a/b/memory.reclaim|OK|100\nswappiness=max
+a/b/memory.reclaim|OK|100swappiness=-
 a/b/memory.reclaim|E2BIG|$E2BIG_DATA
 $(for f in memory.oom.group memory.zswap.writeback; do
 	printf 'a/b/%s|EINVAL|%s\n' "$f" 2 "$f" -1 "$f" abc "$f" '\n' "$f" '0 1' "$f" '\xff' "$f" 1.0 "$f" '0\x01'

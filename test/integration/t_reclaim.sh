@@ -59,6 +59,16 @@ eq "... pgsteal_proactive 4 more" 68 "$(stat_of p pgsteal_proactive)"
 "$MCGTOOL" ctl "$CTL" drain >/dev/null
 eq "... nothing left" 0 "$(cat "$MNT/p/memory.current")"
 
+# the last swappiness= wins, as mm/vmscan.c's parse: swappiness=max (anon
+# only, and there is none) finds nothing, a later swappiness=60 undoes it
+ctl_in p "alloc_pages file x4" >/dev/null
+eq "file pages only: '16K swappiness=60 swappiness=max': EAGAIN" EAGAIN \
+	"$("$MCGTOOL" errno write "$MNT/p/memory.reclaim" "16K swappiness=60 swappiness=max")"
+eq "'16K swappiness=max swappiness=60': reclaimed" OK \
+	"$("$MCGTOOL" errno write "$MNT/p/memory.reclaim" "16K swappiness=max swappiness=60")"
+eq "... the file pages are gone" 0 "$(stat_of p file)"
+"$MCGTOOL" ctl "$CTL" drain >/dev/null
+
 # a reclaim that finds nothing over 5000 memcgs runs its 16 fruitless
 # passes (hundreds of ms): long enough to watch it
 mkdir "$MNT"/r/s/c{1..5000}

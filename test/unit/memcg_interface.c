@@ -538,6 +538,23 @@ void test_reclaim_parse(void **state)
 	static const char *const bad[] = {
 		"abc", "max", "\n", " ", "-1", "1.5G", "100 foo", "100 swappiness=201",
 		"100 swappiness=-1", "100 swappiness=abc", "100 swappiness=", "swappiness=10",
+		/* mm/vmscan.c: match_token's "%d" is simple_strtol (no '+', no
+		 * space), to the token's end; match_int under 24 characters */
+		"100 swappiness=+5", "100 swappiness= 5", "100 swappiness=5 x", "100 swappiness=--1",
+		"100 swappiness=10\tswappiness=5", "100 swappiness=08", "100 swappiness=0x",
+		"100 swappiness=0xc9", "100 swappiness=4294967296", "100 swappiness=000000000000000000000001",
+		"100 swappiness=maxx", "100 swappiness=MAX", "100 Swappiness=10", "100 swappiness=max\v1",
+		"1M swappiness=max swappiness=+1",
+	};
+	/* accepted as the kernel's: the rest after the amount is stripped
+	 * (a tab or newline separates), then split at spaces; the amount needs
+	 * no separator; "-" is read as 0; simple_strtol wraps */
+	static const char *const good[] = {
+		"100\tswappiness=10", "100\nswappiness=10", "\t100 \n\tswappiness=max\n",
+		"100  swappiness=10   swappiness=max ", "100swappiness=10", "1kswappiness=max",
+		"100 swappiness=0x10", "100 swappiness=010", "100 swappiness=-0", "100 swappiness=-",
+		"100 swappiness=00000000000000000000001", "100 swappiness=18446744073709551616",
+		"100 swappiness=-18446744073709551615", "k", "100 swappiness=max swappiness=0",
 	};
 
 	(void)state;
@@ -551,6 +568,8 @@ void test_reclaim_parse(void **state)
 	DEFER_EQ(write_str(a, "memory.reclaim", "1k swappiness=60"), 0, "reclaim 1k swappiness=60");
 	DEFER_EQ(write_str(a, "memory.reclaim", "4095 swappiness=max"), 0, "swappiness=max");
 	DEFER_EQ(write_str(a, "memory.reclaim", "0 swappiness=200"), 0, "swappiness=200");
+	for (unsigned int i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		DEFER_EQ(write_str(a, "memory.reclaim", good[i]), 0, "reclaim \"%s\"", good[i]);
 	rm(a);
 }
 

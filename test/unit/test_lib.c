@@ -117,6 +117,28 @@ static void test_memparse(void **state)
 	}
 }
 
+static void test_simple_strtol0(void **state)
+{
+	static const struct { const char *s; long v; size_t used; } cases[] = {
+		{ "42", 42, 2 }, { "-42", -42, 3 }, { "0x1f", 31, 4 }, { "-010", -8, 4 },
+		{ "+5", 0, 0 }, { " 5", 0, 0 }, { "", 0, 0 }, { "x", 0, 0 },
+		/* a lone '-' is read (as 0); "--1" stops after the first */
+		{ "-", 0, 1 }, { "--1", 0, 1 }, { "-x", 0, 1 }, { "08", 0, 1 }, { "0x", 0, 1 },
+		{ "12 ", 12, 2 }, { "5\t", 5, 1 },
+		/* wraps, as the kernel's */
+		{ "18446744073709551616", 0, 20 }, { "-18446744073709551615", 1, 21 },
+		{ "9223372036854775808", -9223372036854775807L - 1, 19 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *end;
+
+		assert_int_equal(simple_strtol0(cases[i].s, &end), cases[i].v);
+		assert_int_equal(end - cases[i].s, cases[i].used);
+	}
+}
+
 static void test_kstrtoint0(void **state)
 {
 	static const struct { const char *s; int ret, v; } cases[] = {
@@ -262,6 +284,7 @@ int main(void)
 		cmocka_unit_test(test_size_parse),
 		cmocka_unit_test(test_hex_parse),
 		cmocka_unit_test(test_memparse),
+		cmocka_unit_test(test_simple_strtol0),
 		cmocka_unit_test(test_kstrtoint0),
 		cmocka_unit_test(test_strstrip),
 		cmocka_unit_test(test_seq_buf),
