@@ -26,7 +26,6 @@
 #define EXP_60s		1981ul
 #define EXP_300s	2034ul
 #define PSI_PERIOD_NS	(2ull * 1000 * 1000 * 1000)
-#define WINDOW_MIN_US	500000u
 #define WINDOW_MAX_US	10000000u
 
 enum { PSI_SOME, PSI_FULL, NR_PSI };
@@ -282,8 +281,9 @@ int memcg_pressure_format(struct mem_cgroup *memcg, char *buf, size_t len)
 
 /*
  * psi_trigger_parse - psi_trigger_create(): "some|full STALL_US WINDOW_US";
- * the window 500 ms .. 10 s (a multiple of 2 s for the unprivileged), the
- * threshold 1 .. window.
+ * the window 1 us .. 10 s (a multiple of 2 s for the unprivileged), the
+ * threshold 1 .. window.  (Linux 6.4 dropped the 500 ms minimum,
+ * WINDOW_MIN_US: "sched/psi: allow unprivileged polling of N*2s period".)
  */
 int psi_trigger_parse(struct mem_cgroup *memcg, const char *buf, bool privileged,
 		      struct psi_trigger **out)
@@ -299,7 +299,7 @@ int psi_trigger_parse(struct mem_cgroup *memcg, const char *buf, bool privileged
 		state = PSI_FULL;
 	else
 		return -EINVAL;
-	if (window_us == 0 || window_us > WINDOW_MAX_US || window_us < WINDOW_MIN_US)
+	if (window_us == 0 || window_us > WINDOW_MAX_US)
 		return -EINVAL;
 	if (!privileged && window_us % 2000000)
 		return -EINVAL;

@@ -466,6 +466,8 @@ $(for f in a/b/memory.pressure a/b/io.pressure a/b/cpu.pressure memory.pressure;
 	printf '%s|EINVAL|%s\n' "$f" bogus "$f" 'some 0 1000000' "$f" 'some 1000 0' "$f" 'some 2000000 1000000' \
 		"$f" 'some 1000 10000001' "$f" 'full -1 1000000' "$f" 'half 1000 1000000' "$f" '\xff' "$f" '\n'
 	printf '%s|OK EBUSY|%s\n' "$f" 'some 1000 1000000'
+	# (Linux 6.4 dropped the 500 ms minimum window: root may set any 1 us .. 10 s)
+	printf '%s|OK EBUSY|%s\n' "$f" 'some 1 1' "$f" 'some 10000 100000' "$f" 'full 50000 499999'
 	printf '%s|E2BIG|%s\n' "$f" "$E2BIG_DATA"
 done)
 $(for f in p/cgroup.procs p/cgroup.threads cgroup.procs; do

@@ -164,6 +164,9 @@ match "memory.events: high" "^high [1-9]" "$(sed -n 2p "$MNT/h/memory.events")"
 eq "memory.pressure trigger: poll wakes when the stall crosses it" "PRI" \
 	"$(mcg psipoll "$MNT/h/memory.pressure" "some 100000 10000000" 3000 \
 		"bash -c 'echo \$\$ > $MNT/h/cgroup.procs; exec $MCGTOOL ctl $CTL drain \"kmalloc 4096 GFP_KERNEL_ACCOUNT x64\"' >/dev/null")"
+eq "memory.pressure trigger, a 100 ms window (no 500 ms minimum since Linux 6.4): wakes too" "PRI" \
+	"$(mcg psipoll "$MNT/h/memory.pressure" "some 10000 100000" 3000 \
+		"bash -c 'echo \$\$ > $MNT/h/cgroup.procs; exec $MCGTOOL ctl $CTL drain \"kmalloc 4096 GFP_KERNEL_ACCOUNT x64\"' >/dev/null")"
 eq "memory.pressure trigger: nothing stalls, nothing wakes" "TIMEOUT" \
 	"$(mcg psipoll "$MNT/h/memory.pressure" "some 100000 1000000" 500)"
 match "memory.pressure: the stall counted" "^some avg10=[0-9.]+ avg60=[0-9.]+ avg300=[0-9.]+ total=[1-9]" "$(head -n1 "$MNT/h/memory.pressure")"

@@ -118,6 +118,8 @@ OUT=$(su nobody -s /bin/bash -c '
 	exec 14<&-
 	cat "$0/memory.current" >/dev/null && echo "closed one: opens again"' "$SLICE" "$MCGTOOL")
 match "nobody: a PSI trigger and 11 files open, the 13th open is refused" "^refused at 13$" "$OUT"
+eq "nobody: a 100 ms PSI window is EINVAL (an unprivileged window is a multiple of 2 s)" EINVAL \
+	"$(su nobody -s /bin/bash -c 'exec "$0" errno write "$1/memory.pressure" "some 10000 100000"' "$MCGTOOL" "$SLICE")"
 match "... with EMFILE (cat)" "Too many open files" "$OUT"
 match "... memcgfs.ctl too" "^open:EMFILE$" "$OUT"
 match "... a close makes room" "^closed one: opens again$" "$OUT"

@@ -2393,6 +2393,30 @@ static void test_psi_trigger_parse(void **state)
 	DEFER_EQ(memcg_file_write(o, "some 100000 2000000", 19, false), 0, "unprivileged 2 s window");
 	DEFER_EQ(memcg_file_write(o, "full 100000 4000000", 19, false), -EBUSY, "second trigger on the fd");
 	memcg_file_release(o);
+	o = fopen_m(c, "memory.pressure");
+	DEFER_EQ(memcg_file_write(o, "some 1 1", 8, false), -EINVAL, "unprivileged 1 us window");
+	memcg_file_release(o);
+
+	/* privileged: any window from 1 us to 10 s (no 500 ms minimum since
+	 * Linux 6.4), the threshold up to the window */
+	static const char *const short_ok[] = {
+		"some 1 1", "some 10000 100000", "full 50000 499999", "full 1 2", "some 10000000 10000000",
+	};
+	for (unsigned int i = 0; i < sizeof(short_ok) / sizeof(short_ok[0]); i++) {
+		o = fopen_m(c, "memory.pressure");
+		memcg_file_set_privileged(o, true);
+		DEFER_EQ(memcg_file_write(o, short_ok[i], strlen(short_ok[i]), false), 0,
+			 "privileged trigger \"%s\"", short_ok[i]);
+		memcg_file_release(o);
+	}
+	o = fopen_m(c, "memory.pressure");
+	memcg_file_set_privileged(o, true);
+	DEFER_EQ(memcg_file_write(o, "some 2 1", 8, false), -EINVAL, "threshold > a 1 us window");
+	memcg_file_release(o);
+	o = fopen_m(c, "memory.pressure");
+	memcg_file_set_privileged(o, true);
+	DEFER_EQ(memcg_file_write(o, "some 1 10000001", 15, false), -EINVAL, "window > 10 s");
+	memcg_file_release(o);
 
 	o = fopen_m(c, "memory.pressure");
 	memcg_file_set_privileged(o, true);
@@ -2465,6 +2489,46 @@ static void test_psi_trigger_fires(void **state)
 	memcg_file_release(o);
 	memcg_file_release(op);
 	memcg_file_release(od);
+	finish();
+}
+
+/*
+ * Windows under 500 ms work as the others: a 100 ms window fires on a
+ * 30 ms stall past its 10 ms threshold, once in its window, and again on a
+ * stall after the window (not 500 ms) passed; a 1 us window fires on any
+ * stall.
+ */
+static void test_psi_trigger_short_window(void **state)
+{
+	struct mem_cgroup *c = mk(root_mem_cgroup());
+	struct memcg_task *t = mktask(2025, c, 0);
+	struct memcg_open *o = fopen_m(c, "memory.pressure"), *o1 = fopen_m(c, "memory.pressure");
+	double t0;
+
+	(void)state;
+	memcg_file_set_privileged(o, true);
+	memcg_file_set_privileged(o1, true);
+	DEFER_EQ(memcg_file_write(o, "some 10000 100000", 17, false), 0, "arm a 100 ms window");
+	DEFER_EQ(memcg_file_write(o1, "full 1 1", 8, false), 0, "arm a 1 us window");
+	memcg_task_active(t, true);
+	t0 = test_now_s();
+	stall(t, 30);
+	DEFER_TRUE(memcg_file_poll(o), "100 ms window: fires on a 30 ms stall");
+	DEFER_TRUE(memcg_file_poll(o1), "1 us window: fires too");
+	/* another stall inside the same 100 ms: no second event (a loaded
+	 * machine may have let the window pass: then the check is skipped) */
+	stall(t, 15);
+	if (test_now_s() - t0 < 0.095)
+		DEFER_TRUE(!memcg_file_poll(o), "once per 100 ms window");
+	else
+		(void)memcg_file_poll(o);
+	usleep(120000);
+	stall(t, 30);
+	DEFER_TRUE(memcg_file_poll(o), "again after the 100 ms window passed");
+	DEFER_TRUE(memcg_file_poll(o1), "the 1 us window again");
+	memcg_task_active(t, false);
+	memcg_file_release(o);
+	memcg_file_release(o1);
 	finish();
 }
 
@@ -2755,6 +2819,7 @@ int main(void)
 		T(test_psi_some_full),
 		T(test_psi_trigger_parse),
 		T(test_psi_trigger_fires),
+		T(test_psi_trigger_short_window),
 		T(test_psi_throttle_stall),
 		T(test_concurrent_max),
 		T16(test_global_oom),
