@@ -438,6 +438,17 @@ static inline int pidfd_send_signal(int fd, int sig)
 {
 	return (int)syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0);
 }
+/*
+ * proc_untouchable - PID 1 (is_global_init()) and the daemon itself, which
+ * plays the kernel and so is to memcgfs what a kernel thread is to Linux:
+ * never signalled by cgroup.kill, the freezer, memory.high or the OOM
+ * killer, whatever cgroup it was placed in.  (cgroup.procs refuses to move
+ * the daemon, as cgroup_procs_write_start() a PF_NO_SETAFFINITY kthread.)
+ */
+static inline bool proc_untouchable(pid_t pid)
+{
+	return pid <= 1 || pid == getpid();
+}
 struct proc *proc_find(pid_t pid);
 /* Track pid in cg (st: its /proc/PID/stat); NULL and *err on failure. */
 struct proc *proc_track(pid_t pid, struct cgroup *cg, const struct pstat *st, bool requested,

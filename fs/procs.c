@@ -216,6 +216,8 @@ void proc_move_locked(struct proc *p, struct cgroup *dst)
 	/* real memory: the files it uses from now on are charged to dst */
 	if (dst != fs_root)
 		atomic_store(&p->real_scan, true);
+	if (proc_untouchable(p->pid))
+		return;
 	if (dst->frozen && !p->stopped && !pidfd_send_signal(p->pidfd, SIGSTOP))
 		p->stopped = true;
 	else if (!dst->frozen && p->stopped &&
@@ -282,7 +284,9 @@ int procs_move(struct cgroup *dst, const struct fs_caller *who, const struct fs_
 		err = -ESRCH;
 		goto out_tree;
 	}
-	if (st.flags & PF_KTHREAD) {
+	/* cgroup_procs_write_start(): a kthread (PF_NO_SETAFFINITY) stays
+	 * where it is; the daemon, which plays the kernel, is one */
+	if ((st.flags & PF_KTHREAD) || tgid == getpid()) {
 		err = -EINVAL;
 		goto out_tree;
 	}
@@ -336,10 +340,12 @@ static void for_each_proc(struct cgroup *cg, void (*fn)(struct proc *p, void *ar
 		for_each_proc(c, fn, arg);
 }
 
+/* cgroup_kill(): every task but the kernel's (PID 1 ignores it anyway) */
 static void kill_one(struct proc *p, void *arg)
 {
 	(void)arg;
-	pidfd_send_signal(p->pidfd, SIGKILL);
+	if (!proc_untouchable(p->pid))
+		pidfd_send_signal(p->pidfd, SIGKILL);
 }
 
 int procs_kill(struct cgroup *cg)
@@ -374,7 +380,7 @@ static void update_frozen(struct cgroup *cg, uint64_t now)
 			cg->frozen_total_ns += now - cg->frozen_since_ns;
 		}
 		for (struct proc *p = cg->procs; p; p = p->cg_next) {
-			if (p->exited || p->stopped == frozen)
+			if (p->exited || p->stopped == frozen || proc_untouchable(p->pid))
 				continue;
 			/* a thaw leaves a process in a memory.high penalty stopped */
 			if ((!frozen && p->throttled) ||

@@ -474,7 +474,7 @@ struct proc *proc_track(pid_t pid, struct cgroup *cg, const struct pstat *st, bo
 		return NULL;
 	}
 	/* is_global_init(), and the daemon itself: never an OOM victim */
-	if (pid == 1 || pid == getpid())
+	if (proc_untouchable(pid))
 		memcg_task_set_unkillable(p->task);
 	atomic_init(&p->ref, 1);
 	cgroup_get(cg);
@@ -484,7 +484,7 @@ struct proc *proc_track(pid_t pid, struct cgroup *cg, const struct pstat *st, bo
 	ev.data.u64 = TAG_PROC | (uint32_t)pid;
 	if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev))
 		fs_warn("epoll_ctl(pidfd %d): %s", pid, strerror(errno));
-	if (cg->frozen && !pidfd_send_signal(fd, SIGSTOP))
+	if (cg->frozen && !proc_untouchable(pid) && !pidfd_send_signal(fd, SIGSTOP))
 		p->stopped = true;
 	return p;
 }
@@ -1082,7 +1082,7 @@ int procs_throttle(struct proc *p, bool stop)
 {
 	int err = 0;
 
-	if (p->pid <= 1 || p->pid == getpid())
+	if (proc_untouchable(p->pid))
 		return -EPERM;
 	pthread_rwlock_wrlock(&procs_lock);
 	if (p->exited || p->pidfd < 0) {
@@ -1142,7 +1142,7 @@ static int procs_oom_kill(struct memcg_task *t, int sig, void *arg)
 	int ret = -ESRCH;
 
 	(void)arg;
-	if (pid <= 1 || pid == getpid())
+	if (proc_untouchable(pid))
 		return -EPERM;
 	pthread_rwlock_rdlock(&procs_lock);
 	p = proc_find(pid);

@@ -89,6 +89,14 @@ eq "negative: EINVAL" "EINVAL" "$(w a -1)"
 eq "two pids: EINVAL" "EINVAL" "$(w a "1 2")"
 eq "no such process: ESRCH" "ESRCH" "$(w a 99999)"
 eq "a kernel thread: EINVAL" "EINVAL" "$(w a 2)"
+# the daemon plays the kernel: it and its threads are kernel threads to
+# memcgfs, never moved (so never frozen or killed with a cgroup)
+eq "the daemon's own pid: EINVAL" "EINVAL" "$(w a "$DPID")"
+DTID=$(ls "/proc/$DPID/task" | grep -vx "$DPID" | head -n1)
+eq "... one of its threads into cgroup.threads: EINVAL" "EINVAL" \
+	"$(mcg errno write "$MNT/a/cgroup.threads" "$DTID")"
+eq "... into the root's cgroup.procs too" "EINVAL" "$(w . "$DPID")"
+ok "... not listed in a" not_listed a "$DPID"
 echo +memory > "$MNT/a/cgroup.subtree_control"
 spawn_in c sleep 60
 P2=$SPAWNED
