@@ -333,6 +333,7 @@ struct proc {
 	bool exited;
 	bool stopped;			/* SIGSTOPped by the freezer */
 	bool throttled;			/* SIGSTOPped for a memory.high penalty (realmem.c) */
+	bool job_stopped;		/* in a job-control stop when memcgfs held it: no SIGCONT */
 	atomic_bool real_scan;		/* realmem.c: look at its files (it moved in) */
 	void *real;			/* realmem.c's measuring state */
 	uid_t uid;			/* real uid, for fs.user_slices */
@@ -449,6 +450,15 @@ static inline bool proc_untouchable(pid_t pid)
 {
 	return pid <= 1 || pid == getpid();
 }
+/*
+ * proc_hold, proc_release - the freezer's or a memory.high penalty's stop of
+ * p, and its end once neither holds it (procs_lock held, write): 0 or
+ * -errno.  A process found in a job-control stop (state T: SIGSTOP,
+ * SIGTSTP) is left as it is and gets no SIGCONT at the end, as the kernel's
+ * thaw wakes no TASK_STOPPED task.
+ */
+int proc_hold(struct proc *p);
+int proc_release(struct proc *p);
 struct proc *proc_find(pid_t pid);
 /* Track pid in cg (st: its /proc/PID/stat); NULL and *err on failure. */
 struct proc *proc_track(pid_t pid, struct cgroup *cg, const struct pstat *st, bool requested,

@@ -218,10 +218,9 @@ void proc_move_locked(struct proc *p, struct cgroup *dst)
 		atomic_store(&p->real_scan, true);
 	if (proc_untouchable(p->pid))
 		return;
-	if (dst->frozen && !p->stopped && !pidfd_send_signal(p->pidfd, SIGSTOP))
+	if (dst->frozen && !p->stopped && !proc_hold(p))
 		p->stopped = true;
-	else if (!dst->frozen && p->stopped &&
-		 (p->throttled || !pidfd_send_signal(p->pidfd, SIGCONT)))
+	else if (!dst->frozen && p->stopped && (p->throttled || !proc_release(p)))
 		p->stopped = false;
 }
 
@@ -383,8 +382,7 @@ static void update_frozen(struct cgroup *cg, uint64_t now)
 			if (p->exited || p->stopped == frozen || proc_untouchable(p->pid))
 				continue;
 			/* a thaw leaves a process in a memory.high penalty stopped */
-			if ((!frozen && p->throttled) ||
-			    !pidfd_send_signal(p->pidfd, frozen ? SIGSTOP : SIGCONT))
+			if (frozen ? !proc_hold(p) : (p->throttled || !proc_release(p)))
 				p->stopped = frozen;
 		}
 		fs_notify(cg, NF_CGROUP_EVENTS);

@@ -484,9 +484,43 @@ struct proc *proc_track(pid_t pid, struct cgroup *cg, const struct pstat *st, bo
 	ev.data.u64 = TAG_PROC | (uint32_t)pid;
 	if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev))
 		fs_warn("epoll_ctl(pidfd %d): %s", pid, strerror(errno));
-	if (cg->frozen && !proc_untouchable(pid) && !pidfd_send_signal(fd, SIGSTOP))
+	if (cg->frozen && !proc_untouchable(pid) && !proc_hold(p))
 		p->stopped = true;
 	return p;
+}
+
+/* In a job-control stop: state T in /proc/PID/stat, and still this process. */
+static bool proc_job_stopped(const struct proc *p)
+{
+	char path[32], buf[512];
+	const char *s;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)p->pid);
+	if (fs_read_file(path, buf, sizeof(buf)) <= 0)
+		return false;
+	s = strrchr(buf, ')');
+	/* the pidfd says it lives: the pid read is still this process's */
+	return s && s[1] == ' ' && s[2] == 'T' && !pidfd_send_signal(p->pidfd, 0);
+}
+
+int proc_hold(struct proc *p)
+{
+	if (p->stopped || p->throttled)
+		return 0;
+	if (proc_job_stopped(p)) {
+		p->job_stopped = true;
+		return 0;
+	}
+	return pidfd_send_signal(p->pidfd, SIGSTOP) ? -errno : 0;
+}
+
+int proc_release(struct proc *p)
+{
+	if (p->job_stopped) {
+		p->job_stopped = false;
+		return 0;
+	}
+	return pidfd_send_signal(p->pidfd, SIGCONT) ? -errno : 0;
 }
 
 /* The process exited (its pidfd is readable).  procs_lock held (write). */
@@ -1090,14 +1124,13 @@ int procs_throttle(struct proc *p, bool stop)
 		err = -ESRCH;
 	} else if (stop) {
 		/* a frozen process is stopped already */
-		if (!p->stopped && pidfd_send_signal(p->pidfd, SIGSTOP))
-			err = -errno;
-		else
+		err = proc_hold(p);
+		if (!err)
 			p->throttled = true;
 	} else if (p->throttled) {
 		p->throttled = false;
-		if (!p->stopped && pidfd_send_signal(p->pidfd, SIGCONT))
-			err = -errno;
+		if (!p->stopped)
+			err = proc_release(p);
 	}
 	pthread_rwlock_unlock(&procs_lock);
 	return err;
@@ -1241,7 +1274,7 @@ void procs_exit(void)
 
 			/* SIGSTOPped by the freezer: let them run again */
 			if (p->stopped)
-				pidfd_send_signal(p->pidfd, SIGCONT);
+				proc_release(p);
 			proc_exit_locked(p);
 		}
 	}

@@ -32,6 +32,7 @@ not_listed() { ! grep -qx "$2" "$MNT/$1/cgroup.procs"; }
 events() { tr '\n' ' ' <"$MNT/$1/cgroup.events" | sed 's/ $//'; }
 events_are() { test "$(events "$1")" = "$2"; }
 state_is() { test "$(awk '{ print $3 }' "/proc/$1/stat")" = "$2"; }
+state_of() { awk '{ print $3 }' "/proc/$1/stat"; }
 procs_empty() {
 	local c
 	for c; do [ -z "$(cat "$MNT/$c/cgroup.procs")" ] || return 1; done
@@ -202,6 +203,26 @@ echo 0 > "$MNT/c/cgroup.freeze"
 eq "thawed" "populated 1 frozen 0" "$(events c)"
 wait_for "the process runs again" state_is "$F1" S
 kill "$F1"; wait "$F1" 2>/dev/null
+# a process in a job-control stop before the freeze stays stopped after
+# the thaw (the kernel's thaw wakes no TASK_STOPPED task), and one moved
+# into and out of a frozen cgroup likewise
+spawn_in c sleep 60; F3=$SPAWNED
+wait_for "in c" listed c "$F3"
+kill -STOP "$F3"
+wait_for "stopped by its user" state_is "$F3" T
+echo 1 > "$MNT/c/cgroup.freeze"
+echo 0 > "$MNT/c/cgroup.freeze"
+sleep 0.2
+eq "a process stopped before the freeze: still stopped after the thaw" T "$(state_of "$F3")"
+echo "$F3" > "$MNT/c/d/cgroup.procs"
+echo 1 > "$MNT/c/d/cgroup.freeze"
+echo "$F3" > "$MNT/c/cgroup.procs"
+sleep 0.2
+eq "... and after a move out of a frozen cgroup" T "$(state_of "$F3")"
+kill -CONT "$F3"
+wait_for "... until its user resumes it" state_is "$F3" S
+echo 0 > "$MNT/c/d/cgroup.freeze"
+kill "$F3"; wait "$F3" 2>/dev/null
 rmdir "$MNT/c/d"
 
 # a cgroup whose last member exits while a reader waits on nothing
