@@ -548,6 +548,8 @@ struct psi_trigger;
 int psi_trigger_parse(struct mem_cgroup *memcg, const char *buf, bool privileged,
 		      struct psi_trigger **out);
 void psi_trigger_free(struct mem_cgroup *memcg, struct psi_trigger *t);
+/* The trigger polling thread stopped (memcg_exit; started by the first trigger). */
+void psi_poll_exit(void);
 bool psi_trigger_poll(struct psi_trigger *t);
 uint64_t memcg_now_ns(void);
 

@@ -523,6 +523,7 @@ void memcg_exit(void)
 	while (rcu_pending_frees());
 	WRITE_ONCE(memcg_kmem_online_key, false);
 	memcg_up = false;
+	psi_poll_exit();
 	/* memcgs still referenced (charges left behind) go with the arena; their PSI groups are malloc'ed */
 	psi_free_tree(root_memcg);
 	memcg_stats_free(root_memcg);

@@ -10,10 +10,17 @@
  * A task stalls while memcgfs throttles it (memory.high) or reclaims for
  * it; it is active while one of its requests is being served.  A stall
  * counts in the task's memcg and every ancestor's, root included.
+ *
+ * Triggers are looked at when a group's counts change and, while a group
+ * with triggers has a stall going on, by a polling thread (the kernel's
+ * psimon): every tenth of the group's shortest window (at least 1 ms), so
+ * that a threshold crossed in the middle of a long stall (a 2 s
+ * memory.high penalty) fires then, not when the stall ends.
  */
 #include "internal.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -48,7 +55,20 @@ struct psi_group {
 	unsigned long avg[NR_PSI][3];
 	uint64_t avg_last_update, avg_next_update;
 	struct psi_trigger *triggers;
+	/* on the polling thread's list while it has triggers (poll_lock) */
+	struct mem_cgroup *memcg;
+	struct psi_group *poll_next;
+	bool polled;
 };
+
+#define POLL_MIN_NS	1000000ull	/* the polling thread's shortest period */
+
+/* The polling thread (psimon) and the groups it looks at: poll_lock, then g->lock. */
+static pthread_mutex_t poll_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t poll_cond;
+static struct psi_group *poll_groups;
+static pthread_t poll_thread;
+static bool poll_running, poll_stopping;
 
 uint64_t memcg_now_ns(void)
 {
@@ -70,10 +90,26 @@ struct psi_group *psi_group_alloc(void)
 	return g;
 }
 
+static void poll_unlink(struct psi_group *g)
+{
+	for (struct psi_group **pp = &poll_groups; *pp; pp = &(*pp)->poll_next) {
+		if (*pp == g) {
+			*pp = g->poll_next;
+			break;
+		}
+	}
+	g->poll_next = NULL;
+	g->polled = false;
+}
+
 void psi_group_free(struct psi_group *g)
 {
 	if (!g)
 		return;
+	pthread_mutex_lock(&poll_lock);
+	if (g->polled)
+		poll_unlink(g);
+	pthread_mutex_unlock(&poll_lock);
 	while (g->triggers) {
 		struct psi_trigger *t = g->triggers;
 
@@ -185,6 +221,8 @@ static void psi_group_change(struct mem_cgroup *memcg, int d_active, int d_stall
 {
 	uint64_t now = memcg_now_ns();
 
+	bool kick = false;
+
 	for (struct mem_cgroup *m = memcg; m; m = m->parent) {
 		struct psi_group *g = m->psi;
 		bool fired;
@@ -197,10 +235,143 @@ static void psi_group_change(struct mem_cgroup *memcg, int d_active, int d_stall
 		g->nr_stalled = (unsigned int)((int)g->nr_stalled + d_stalled);
 		update_averages(g, now);
 		fired = g->triggers && check_triggers(g, now);
+		/* a stall begins where triggers wait: the polling thread looks */
+		if (g->triggers && d_stalled > 0 && g->nr_stalled == (unsigned int)d_stalled)
+			kick = true;
 		pthread_mutex_unlock(&g->lock);
 		if (fired)
 			memcg_notify(m, "memory.pressure");
 	}
+	if (kick) {
+		/* under poll_lock: the thread looks at the counts under it too */
+		pthread_mutex_lock(&poll_lock);
+		pthread_cond_signal(&poll_cond);
+		pthread_mutex_unlock(&poll_lock);
+	}
+}
+
+/*
+ * One look at every group with triggers (poll_lock held): the stalled ones'
+ * times advance and their triggers are checked.  Returns the period until
+ * the next look (0: no stall, wait for one); the memcgs whose triggers
+ * fired, referenced, are in *fired (*nr of them).
+ */
+static uint64_t poll_once(struct mem_cgroup ***fired, size_t *nr, size_t *cap)
+{
+	uint64_t now = memcg_now_ns(), period = 0;
+
+	for (struct psi_group *g = poll_groups; g; g = g->poll_next) {
+		bool hit;
+
+		pthread_mutex_lock(&g->lock);
+		if (!g->nr_stalled || !g->triggers) {
+			pthread_mutex_unlock(&g->lock);
+			continue;
+		}
+		record_times(g, now);
+		update_averages(g, now);
+		hit = check_triggers(g, now);
+		for (struct psi_trigger *t = g->triggers; t; t = t->next) {
+			uint64_t p = t->window_ns / 10;
+
+			if (p < POLL_MIN_NS)
+				p = POLL_MIN_NS;
+			if (!period || p < period)
+				period = p;
+		}
+		pthread_mutex_unlock(&g->lock);
+		if (!hit || !css_tryget(g->memcg))
+			continue;
+		if (*nr == *cap) {
+			size_t ncap = *cap ? *cap * 2 : 16;
+			struct mem_cgroup **v = realloc(*fired, ncap * sizeof(**fired));
+
+			if (!v) {
+				css_put(g->memcg);
+				continue;	/* its poller wakes at the stall's end */
+			}
+			*fired = v;
+			*cap = ncap;
+		}
+		(*fired)[(*nr)++] = g->memcg;
+	}
+	return period;
+}
+
+static void *poll_main(void *arg)
+{
+	struct mem_cgroup **fired = NULL;
+	size_t cap = 0;
+
+	(void)arg;
+	pthread_mutex_lock(&poll_lock);
+	while (!poll_stopping) {
+		size_t nr = 0;
+		uint64_t period = poll_once(&fired, &nr, &cap);
+
+		if (nr) {
+			/* woken outside the lock: a put may free a memcg, and its group */
+			pthread_mutex_unlock(&poll_lock);
+			for (size_t i = 0; i < nr; i++) {
+				memcg_notify(fired[i], "memory.pressure");
+				css_put(fired[i]);
+			}
+			pthread_mutex_lock(&poll_lock);
+		}
+		if (poll_stopping)
+			break;
+		if (!period) {
+			pthread_cond_wait(&poll_cond, &poll_lock);
+		} else {
+			uint64_t at = memcg_now_ns() + period;
+			struct timespec ts = { .tv_sec = (time_t)(at / 1000000000ull),
+					       .tv_nsec = (long)(at % 1000000000ull) };
+
+			pthread_cond_timedwait(&poll_cond, &poll_lock, &ts);
+		}
+	}
+	pthread_mutex_unlock(&poll_lock);
+	free(fired);
+	return NULL;
+}
+
+/* The polling thread, at the first trigger (poll_lock held): 0 or -errno. */
+static int poll_start(void)
+{
+	pthread_condattr_t a;
+	int err;
+
+	if (poll_running)
+		return 0;
+	pthread_condattr_init(&a);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	pthread_cond_init(&poll_cond, &a);
+	pthread_condattr_destroy(&a);
+	poll_stopping = false;
+	err = pthread_create(&poll_thread, NULL, poll_main, NULL);
+	if (err) {
+		pthread_cond_destroy(&poll_cond);
+		return -err;
+	}
+	poll_running = true;
+	return 0;
+}
+
+void psi_poll_exit(void)
+{
+	pthread_mutex_lock(&poll_lock);
+	if (!poll_running) {
+		pthread_mutex_unlock(&poll_lock);
+		return;
+	}
+	poll_stopping = true;
+	pthread_cond_signal(&poll_cond);
+	pthread_mutex_unlock(&poll_lock);
+	pthread_join(poll_thread, NULL);
+	pthread_mutex_lock(&poll_lock);
+	poll_running = false;
+	pthread_cond_destroy(&poll_cond);
+	pthread_mutex_unlock(&poll_lock);
 }
 
 void psi_task_change(struct mem_cgroup *memcg, int d_active, int d_stalled)
@@ -288,9 +459,10 @@ int memcg_pressure_format(struct mem_cgroup *memcg, char *buf, size_t len)
 int psi_trigger_parse(struct mem_cgroup *memcg, const char *buf, bool privileged,
 		      struct psi_trigger **out)
 {
-	unsigned int threshold_us, window_us;
+	unsigned int threshold_us, window_us, stalled;
 	struct psi_trigger *t;
-	int state, n = 0;
+	struct psi_group *g;
+	int state, n = 0, err;
 	uint64_t now = memcg_now_ns();
 
 	if (sscanf(buf, "some %u %u%n", &threshold_us, &window_us, &n) == 2)
@@ -311,13 +483,32 @@ int psi_trigger_parse(struct mem_cgroup *memcg, const char *buf, bool privileged
 	t->state = state;
 	t->threshold_ns = (uint64_t)threshold_us * 1000;
 	t->window_ns = (uint64_t)window_us * 1000;
-	pthread_mutex_lock(&memcg->psi->lock);
-	record_times(memcg->psi, now);
+	pthread_mutex_lock(&poll_lock);
+	err = poll_start();
+	if (err) {
+		pthread_mutex_unlock(&poll_lock);
+		free(t);
+		return err;
+	}
+	g = memcg->psi;
+	pthread_mutex_lock(&g->lock);
+	record_times(g, now);
 	t->win_start = now;
-	t->win_value = memcg->psi->total[state];
-	t->next = memcg->psi->triggers;
-	memcg->psi->triggers = t;
-	pthread_mutex_unlock(&memcg->psi->lock);
+	t->win_value = g->total[state];
+	t->next = g->triggers;
+	g->triggers = t;
+	if (!g->polled) {
+		g->memcg = memcg;
+		g->poll_next = poll_groups;
+		poll_groups = g;
+		g->polled = true;
+	}
+	stalled = g->nr_stalled;
+	pthread_mutex_unlock(&g->lock);
+	/* a stall already going on: the thread looks from now on */
+	if (stalled)
+		pthread_cond_signal(&poll_cond);
+	pthread_mutex_unlock(&poll_lock);
 	*out = t;
 	return 0;
 }
@@ -326,6 +517,7 @@ void psi_trigger_free(struct mem_cgroup *memcg, struct psi_trigger *t)
 {
 	struct psi_group *g = memcg->psi;
 
+	pthread_mutex_lock(&poll_lock);
 	pthread_mutex_lock(&g->lock);
 	for (struct psi_trigger **pp = &g->triggers; *pp; pp = &(*pp)->next) {
 		if (*pp == t) {
@@ -333,7 +525,10 @@ void psi_trigger_free(struct mem_cgroup *memcg, struct psi_trigger *t)
 			break;
 		}
 	}
+	if (!g->triggers && g->polled)
+		poll_unlink(g);
 	pthread_mutex_unlock(&g->lock);
+	pthread_mutex_unlock(&poll_lock);
 	free(t);
 }
 

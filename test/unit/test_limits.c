@@ -2532,6 +2532,37 @@ static void test_psi_trigger_short_window(void **state)
 	finish();
 }
 
+/*
+ * A trigger fires while a long stall goes on, once its threshold is
+ * crossed (the polling thread, the kernel's psimon), not only when the stall
+ * ends: 50 ms of a 1 s window within a stall of up to 1.5 s.
+ */
+static void test_psi_trigger_during_stall(void **state)
+{
+	struct mem_cgroup *c = mk(root_mem_cgroup());
+	struct memcg_task *t = mktask(2026, c, 0);
+	struct memcg_open *o = fopen_m(c, "memory.pressure");
+	bool fired = false;
+	double t0;
+
+	(void)state;
+	memcg_file_set_privileged(o, true);
+	DEFER_EQ(memcg_file_write(o, "some 50000 1000000", 18, false), 0, "arm 50 ms of 1 s");
+	memcg_task_active(t, true);
+	memcg_task_stall_begin(t);
+	t0 = test_now_s();
+	while (!fired && test_now_s() - t0 < 1.5) {
+		usleep(2000);
+		fired = memcg_file_poll(o);
+	}
+	DEFER_TRUE(fired, "fired while the stall went on (%.3f s into it)", test_now_s() - t0);
+	DEFER_TRUE(!fired || test_now_s() - t0 >= 0.05, "... not before its 50 ms");
+	memcg_task_stall_end(t);
+	memcg_task_active(t, false);
+	memcg_file_release(o);
+	finish();
+}
+
 /* The throttle delay, bracketed by stall_begin/end as fs/ does, is stall
  * time. */
 static void test_psi_throttle_stall(void **state)
@@ -2820,6 +2851,7 @@ int main(void)
 		T(test_psi_trigger_parse),
 		T(test_psi_trigger_fires),
 		T(test_psi_trigger_short_window),
+		T(test_psi_trigger_during_stall),
 		T(test_psi_throttle_stall),
 		T(test_concurrent_max),
 		T16(test_global_oom),
