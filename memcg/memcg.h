@@ -490,6 +490,12 @@ void memcg_real_enforce(struct mem_cgroup *memcg);
 int memcg_pressure_format(struct mem_cgroup *memcg, char *buf, size_t len);
 /* POLLPRI pending for this open file (a PSI trigger fired, for memory.pressure). */
 bool memcg_file_poll(struct memcg_open *o);
+/*
+ * Destroy the open file's PSI trigger, if it has one (psi_trigger_destroy()
+ * when kernfs drains the node: rmdir, cgroup.pressure 0); the file may arm
+ * a new one afterwards.  Whether there was one.
+ */
+bool memcg_file_drop_trigger(struct memcg_open *o);
 /* The opener may use any PSI trigger window (CAP_SYS_RESOURCE); default no. */
 void memcg_file_set_privileged(struct memcg_open *o, bool privileged);
 

@@ -488,6 +488,15 @@ bool memcg_file_poll(struct memcg_open *o)
 	return o->trigger && psi_trigger_poll(o->trigger);
 }
 
+bool memcg_file_drop_trigger(struct memcg_open *o)
+{
+	if (!o->trigger)
+		return false;
+	psi_trigger_free(o->memcg, o->trigger);
+	o->trigger = NULL;
+	return true;
+}
+
 const struct memcg_file *memcg_file_lookup(const char *name)
 {
 	for (unsigned int i = 0; i < ARRAY_SIZE(memory_files); i++)

@@ -2427,6 +2427,12 @@ static void test_psi_trigger_parse(void **state)
 	o = fopen_m(c, "memory.pressure");
 	DEFER_EQ(memcg_file_write(o, "full 2000000 2000000", 20, false), 0, "threshold == window");
 	DEFER_TRUE(!memcg_file_poll(o), "no event without a stall");
+	/* a drained node destroys the trigger; the fd may arm another */
+	DEFER_TRUE(memcg_file_drop_trigger(o), "the trigger dropped");
+	DEFER_TRUE(!memcg_file_drop_trigger(o), "nothing left to drop");
+	DEFER_TRUE(!memcg_file_poll(o), "no trigger, no event");
+	DEFER_EQ(memcg_file_write(o, "some 100000 2000000", 19, false), 0,
+		 "a new trigger after the drop");
 	memcg_file_release(o);
 	finish();
 }
