@@ -689,13 +689,18 @@ static void fs_ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 }
 
 /*
- * The cgroup was removed, or the memcg a memory.* file is served by went
- * (-memory, threaded): ENODEV, as a deactivated kernfs node.  memory.pressure
- * is the cgroup's, not its memcg's: it stays.
+ * The cgroup was removed, the memcg a memory.* file is served by went
+ * (-memory, threaded) or the PSI files are hidden (cgroup.pressure 0):
+ * ENODEV, as a deactivated kernfs node, and poll says DEFAULT_POLLMASK|
+ * EPOLLERR|EPOLLPRI.  memory.pressure is the cgroup's, not its memcg's: it
+ * stays through -memory.  (cgroup.pressure 1 shows the same node again,
+ * as kernfs_show() reactivates it: the fd works again.)  fs_tree_lock held.
  */
 static bool handle_stale(const struct fs_handle *h)
 {
 	if (h->cg->removed)
+		return true;
+	if ((h->file->flags & FF_PSI) && !h->cg->psi)
 		return true;
 	return (h->file->flags & FF_MEMCG) && fs_file_memcg(h->cg, h->file) != h->memcg;
 }
@@ -1054,12 +1059,20 @@ static void fs_ll_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *
 	rootfiles_ioctl(req, h, cmd, in_buf, in_bufsz, out_bufsz);
 }
 
+/*
+ * kernfs_fop_poll(): a deactivated node (handle_stale) is DEFAULT_POLLMASK|
+ * EPOLLERR|EPOLLPRI; else the PSI files' psi_trigger_poll() or
+ * kernfs_generic_poll().  The poll handle is kept before the state is
+ * looked at: a change after the look (a notification, a trigger firing)
+ * finds it and wakes the poller, one before is seen here.
+ */
 static void fs_ll_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 		       struct fuse_pollhandle *ph)
 {
 	struct fs_handle *h = (struct fs_handle *)(uintptr_t)fi->fh;
 	const struct fs_file *f = h->file;
 	unsigned int ev = POLLIN | POLLRDNORM | POLLOUT | POLLWRNORM;	/* DEFAULT_POLLMASK */
+	bool stale;
 
 	(void)ino;
 	if (f->type == FT_TRACE_PIPE || f->type == FT_CTL) {
@@ -1068,29 +1081,38 @@ static void fs_ll_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 			notify_set_ph(h, ph);
 			ph = NULL;
 		}
-	} else if (f->flags & FF_PSI) {
+		goto reply;
+	}
+	if (ph && f->notify >= 0) {
+		notify_set_ph(h, ph);
+		ph = NULL;
+	}
+	if (f->flags & FF_PSI) {
 		/* psi_trigger_poll(): no trigger on this fd is an error */
 		pthread_mutex_lock(&h->lock);
-		if (!h->psi_trigger)
+		pthread_rwlock_rdlock(&fs_tree_lock);
+		stale = handle_stale(h);
+		pthread_rwlock_unlock(&fs_tree_lock);
+		if (stale || !h->psi_trigger)
 			ev |= POLLERR | POLLPRI;
 		else if (f->type == FT_MEMORY && memcg_file_poll(h->mo))
 			ev |= POLLPRI;
 		pthread_mutex_unlock(&h->lock);
-		if (f->notify >= 0 && ph) {
-			notify_set_ph(h, ph);
-			ph = NULL;
-		}
 	} else {
-		/* kernfs_generic_poll(): changed since this fd last read it */
+		/*
+		 * kernfs_generic_poll(): changed since this fd last read it.
+		 * (Not under h->lock: a memory.reclaim write holds it as long
+		 * as reclaim takes.)
+		 */
 		uint64_t now = f->notify >= 0 ? atomic_load(&h->cg->events[f->notify]) : 1;
 
-		if (h->cg->removed || h->ev_seen != now)
+		pthread_rwlock_rdlock(&fs_tree_lock);
+		stale = handle_stale(h);
+		pthread_rwlock_unlock(&fs_tree_lock);
+		if (stale || h->ev_seen != now)
 			ev |= POLLERR | POLLPRI;
-		if (f->notify >= 0 && ph) {
-			notify_set_ph(h, ph);
-			ph = NULL;
-		}
 	}
+reply:
 	if (ph)
 		fuse_pollhandle_destroy(ph);	/* nothing will ever wake it */
 	fuse_reply_poll(req, ev);
