@@ -174,6 +174,7 @@ struct cgroup {
 	bool removed;			/* rmdir'ed: dying until its last reference */
 	bool subtree_memory;		/* "memory" in cgroup.subtree_control */
 	bool psi;			/* cgroup.pressure */
+	unsigned int psi_drains;	/* times its PSI files were drained (rmdir, cgroup.pressure 0) */
 	struct cgroup *dom;		/* threaded domain: self unless threaded */
 	unsigned int nr_threaded_children;
 	int max_descendants, max_depth;
@@ -528,8 +529,9 @@ struct fs_handle {
 	uint64_t ev_seen;		/* events[] when this fd last read */
 	struct fs_handle *poll_next, *poll_prev;
 	bool on_poll_list;
-	/* PSI trigger (cpu/io) */
+	/* PSI files: a trigger armed (memory.pressure's is memcg's, in mo) */
 	bool psi_trigger;
+	unsigned int psi_drains;	/* cg->psi_drains this fd's trigger lived through */
 	struct fs_handle *all_next, *all_prev;	/* every open handle */
 };
 
@@ -623,6 +625,21 @@ void fs_notify(struct cgroup *cg, enum fs_notify_file nf);
 void notify_poll_attach(struct fs_handle *h);
 void notify_poll_detach(struct fs_handle *h);
 void notify_set_ph(struct fs_handle *h, struct fuse_pollhandle *ph);
+/*
+ * Handles kept on their cgroup's poll list: the notifying files and the
+ * PSI files (whose triggers a drain destroys, waking their pollers).
+ */
+static inline bool notify_keeps_poller(const struct fs_file *f)
+{
+	return f->notify >= 0 || (f->flags & FF_PSI);
+}
+/*
+ * cg's PSI files were drained (rmdir, cgroup.pressure 0): their triggers
+ * are gone, their pollers are woken (psi_trigger_destroy()).  Call after
+ * the change is visible (cg->removed or cg->psi, cg->psi_drains), without
+ * fs_tree_lock.
+ */
+void notify_drained(struct cgroup *cg);
 /* Wake a handle's poller now (trace_pipe, PSI). */
 void notify_poll_handle(struct fs_handle *h);
 /* Run fn on the notifier thread (it may talk to the kernel through the mount). */

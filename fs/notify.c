@@ -17,7 +17,8 @@
  * self-writes, and the invalidation of dentries that vanished (memory.*
  * after -memory, *.pressure after cgroup.pressure 0), after which the
  * write that caused them is answered.  The thread is stopped before the
- * session ends.
+ * session ends.  It also wakes the pollers of PSI files that were drained
+ * (rmdir, cgroup.pressure 0: psi_trigger_destroy() wakes them in Linux).
  *
  * Locking: nq_lock (the queue) and poll_lock (poll handles) are leaves;
  * owner_lock ties memcgs to their cgroups for memcg's callback.
@@ -52,6 +53,7 @@ struct nitem {
 	fuse_req_t req;
 	size_t result;
 	void (*call)(void);
+	bool drained;			/* wake cg's PSI pollers (notify_drained) */
 	struct nitem *next;
 };
 
@@ -183,6 +185,37 @@ void notify_call(void (*fn)(void))
 }
 
 /* ---- poll ---- */
+/* The PSI pollers of cg, woken: their next poll finds the file drained. */
+static void wake_drained(struct cgroup *cg)
+{
+	pthread_mutex_lock(&poll_lock);
+	for (struct fs_handle *h = cg->pollers; h; h = h->poll_next)
+		if ((h->file->flags & FF_PSI) && h->ph)
+			fuse_lowlevel_notify_poll(h->ph);
+	pthread_mutex_unlock(&poll_lock);
+}
+
+void notify_drained(struct cgroup *cg)
+{
+	struct nitem *it = calloc(1, sizeof(*it));
+
+	pthread_mutex_lock(&nq_lock);
+	if (!it || !notifier_running || notifier_stopping) {
+		pthread_mutex_unlock(&nq_lock);
+		free(it);
+		/* a poll wake-up never waits on the kernel: here, rather than lost */
+		wake_drained(cg);
+		return;
+	}
+	it->nf = -1;
+	it->drained = true;
+	cgroup_get(cg);
+	it->cg = cg;
+	nq_push(it);
+	pthread_cond_signal(&nq_cond);
+	pthread_mutex_unlock(&nq_lock);
+}
+
 void notify_poll_attach(struct fs_handle *h)
 {
 	pthread_mutex_lock(&poll_lock);
@@ -341,6 +374,9 @@ static void *notifier_main(void *arg)
 				cgroup_put(n->cg);
 			} else if (n->call) {
 				n->call();
+			} else if (n->drained) {
+				wake_drained(n->cg);
+				cgroup_put(n->cg);
 			} else {
 				run_inval(n);
 			}

@@ -554,7 +554,7 @@ static void handle_free(struct fs_handle *h)
 	if (h->all_next)
 		h->all_next->all_prev = h->all_prev;
 	pthread_mutex_unlock(&handles_lock);
-	if (h->file->notify >= 0)
+	if (notify_keeps_poller(h->file))
 		notify_poll_detach(h);
 	else
 		notify_set_ph(h, NULL);
@@ -602,6 +602,7 @@ static void fs_ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		err = -ENOENT;
 	else
 		err = fs_permission(req, cg, idx, (acc != O_WRONLY ? 4 : 0) | (acc != O_RDONLY ? 2 : 0));
+	h->psi_drains = cg->psi_drains;
 	if (!err && f->type == FT_MEMORY) {
 		h->memcg = fs_file_memcg(cg, f);
 		err = memcg_file_open(f->mf, h->memcg, &h->mo);
@@ -656,7 +657,7 @@ static void fs_ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 			return;
 		}
 	}
-	if (f->notify >= 0)
+	if (notify_keeps_poller(f))
 		notify_poll_attach(h);
 	handle_link(h);
 	fi->fh = (uintptr_t)h;
@@ -694,7 +695,8 @@ static void fs_ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
  * ENODEV, as a deactivated kernfs node, and poll says DEFAULT_POLLMASK|
  * EPOLLERR|EPOLLPRI.  memory.pressure is the cgroup's, not its memcg's: it
  * stays through -memory.  (cgroup.pressure 1 shows the same node again,
- * as kernfs_show() reactivates it: the fd works again.)  fs_tree_lock held.
+ * as kernfs_show() reactivates it: the fd works again, its trigger gone.)
+ * fs_tree_lock held.
  */
 static bool handle_stale(const struct fs_handle *h)
 {
@@ -703,6 +705,34 @@ static bool handle_stale(const struct fs_handle *h)
 	if ((h->file->flags & FF_PSI) && !h->cg->psi)
 		return true;
 	return (h->file->flags & FF_MEMCG) && fs_file_memcg(h->cg, h->file) != h->memcg;
+}
+
+/*
+ * A PSI file drained since this fd last looked (rmdir, cgroup.pressure 0)
+ * has lost its trigger: the drain's cgroup_pressure_release() destroyed it.
+ * Done here, at the fd's next request, as the drain cannot take the
+ * handles' locks.  h->lock and fs_tree_lock held.
+ */
+static void psi_drain_check(struct fs_handle *h)
+{
+	if (h->psi_drains == h->cg->psi_drains)
+		return;
+	h->psi_drains = h->cg->psi_drains;
+	if (h->mo)
+		(void)memcg_file_drop_trigger(h->mo);
+	h->psi_trigger = false;
+}
+
+/* Before a PSI trigger is armed: h->lock held; 0 or -ENODEV. */
+static int psi_write_check(struct fs_handle *h)
+{
+	int err;
+
+	pthread_rwlock_rdlock(&fs_tree_lock);
+	err = handle_stale(h) ? -ENODEV : 0;
+	psi_drain_check(h);
+	pthread_rwlock_unlock(&fs_tree_lock);
+	return err;
 }
 
 /* Render the whole file into the handle's snapshot.  Tree lock held. */
@@ -855,6 +885,8 @@ static void read_reply(fuse_req_t req, struct fs_handle *h, size_t size, off_t o
 
 	pthread_mutex_lock(&h->lock);
 	pthread_rwlock_rdlock(&fs_tree_lock);
+	if (h->file->flags & FF_PSI)
+		psi_drain_check(h);
 	if (handle_stale(h))
 		err = -ENODEV;
 	else if (off == 0 || !h->have_snap)
@@ -893,7 +925,9 @@ static int write_core(struct fs_handle *h, const struct fs_caller *who, char *bu
 		return -EINVAL;
 	if (f->flags & FF_PSI) {
 		pthread_mutex_lock(&h->lock);
-		err = f->write(h, who, buf, size);
+		err = psi_write_check(h);
+		if (!err)
+			err = f->write(h, who, buf, size);
 		pthread_mutex_unlock(&h->lock);
 		return err;
 	}
@@ -1009,7 +1043,10 @@ static void fs_ll_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t 
 				return;
 			}
 			pthread_mutex_lock(&h->lock);
-			err = memcg_file_write(h->mo, buf, size, h->flags & O_NONBLOCK);
+			if (f->flags & FF_PSI)
+				err = psi_write_check(h);
+			if (!err)
+				err = memcg_file_write(h->mo, buf, size, h->flags & O_NONBLOCK);
 			if (!err && (f->flags & FF_PSI))
 				h->psi_trigger = true;
 			pthread_mutex_unlock(&h->lock);
@@ -1063,8 +1100,8 @@ static void fs_ll_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *
  * kernfs_fop_poll(): a deactivated node (handle_stale) is DEFAULT_POLLMASK|
  * EPOLLERR|EPOLLPRI; else the PSI files' psi_trigger_poll() or
  * kernfs_generic_poll().  The poll handle is kept before the state is
- * looked at: a change after the look (a notification, a trigger firing)
- * finds it and wakes the poller, one before is seen here.
+ * looked at: a change after the look (a notification, a trigger firing, a
+ * drain) finds it and wakes the poller, one before is seen here.
  */
 static void fs_ll_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 		       struct fuse_pollhandle *ph)
@@ -1083,7 +1120,7 @@ static void fs_ll_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		}
 		goto reply;
 	}
-	if (ph && f->notify >= 0) {
+	if (ph && notify_keeps_poller(f)) {
 		notify_set_ph(h, ph);
 		ph = NULL;
 	}
@@ -1091,6 +1128,7 @@ static void fs_ll_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		/* psi_trigger_poll(): no trigger on this fd is an error */
 		pthread_mutex_lock(&h->lock);
 		pthread_rwlock_rdlock(&fs_tree_lock);
+		psi_drain_check(h);
 		stale = handle_stale(h);
 		pthread_rwlock_unlock(&fs_tree_lock);
 		if (stale || !h->psi_trigger)

@@ -561,6 +561,8 @@ int cgroup_rmdir(struct cgroup *parent, const char *name)
 	if (memcg)
 		mem_cgroup_put(memcg);
 	cg->removed = true;
+	/* kernfs_remove(): every node deactivated and drained (PSI triggers destroyed) */
+	cg->psi_drains++;
 	unlink_child(cg);
 	(void)fs_uid_count_add(&made_by, cg->file_uid, -1);	/* its maker's, for good */
 	for (a = parent; a; a = a->parent)
@@ -570,6 +572,7 @@ int cgroup_rmdir(struct cgroup *parent, const char *name)
 	clock_gettime(CLOCK_REALTIME, &parent->mtime);
 	parent->ctime = parent->mtime;
 	pthread_rwlock_unlock(&fs_tree_lock);
+	notify_drained(cg);
 	cgroup_put(cg);		/* its place in the tree */
 	return 0;
 
@@ -843,6 +846,7 @@ out_unlock:
 int cgroup_pressure_write(struct cgroup *cg, char *buf, struct fs_inval_list *iv)
 {
 	int v, err = kstrtoint0(strstrip(buf), &v);
+	bool drain;
 
 	if (err)
 		return err;
@@ -853,10 +857,16 @@ int cgroup_pressure_write(struct cgroup *cg, char *buf, struct fs_inval_list *iv
 		pthread_rwlock_unlock(&fs_tree_lock);
 		return -ENODEV;
 	}
-	if (cg->psi && !v)
+	drain = cg->psi && !v;
+	if (drain) {
+		/* kernfs_show(false): deactivated and drained, triggers destroyed */
 		inval_add_files(iv, cg, FF_PSI);
+		cg->psi_drains++;
+	}
 	cg->psi = v;
 	pthread_rwlock_unlock(&fs_tree_lock);
+	if (drain)
+		notify_drained(cg);
 	return 0;
 }
 
