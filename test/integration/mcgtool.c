@@ -34,6 +34,15 @@
  *                                      "COUNT CMD_MS" (CMD_MS: how long CMD ran)
  *   mcgtool psipoll FILE TRIGGER MS [CMD] write a PSI trigger on an fd, run CMD, wait
  *                                      MS for POLLPRI: "PRI" or "TIMEOUT"
+ *   mcgtool pollgone FILE TRIGGER MS CMD  an fd whose file goes away under a blocked
+ *                                      poll: write TRIGGER on it ("-": none, opened
+ *                                      read-only), read it whole, poll(POLLPRI) for
+ *                                      MS while CMD runs 300 ms in; one line each:
+ *                                      that poll's revents if it was woken ("PRI|ERR";
+ *                                      "EARLY ..." before CMD), else "TIMEOUT" (what
+ *                                      poll's last look at the timeout found does not
+ *                                      count), a poll without waiting, "read:OK|ERRNO",
+ *                                      and with a TRIGGER "write:OK|ERRNO" of it again
  *   mcgtool readwait FILE SIZE MS      a read that may block, interrupted by a
  *                                      signal after MS: "<n> bytes" or the errno
  *   mcgtool writewait FILE DATA MS     one write(2) of DATA, interrupted by a signal
@@ -1000,6 +1009,50 @@ static int cmd_psipoll(int argc, char **argv)
 	return 0;
 }
 
+static int cmd_pollgone(int argc, char **argv)
+{
+	bool trigger = strcmp(argv[1], "-") != 0;
+	struct pollfd p = { .events = POLLPRI };
+	struct timespec t0;
+	char buf[4096];
+	double took;
+	pid_t pid;
+	int r, ms;
+
+	(void)argc;
+	p.fd = open_err(argv[0], trigger ? O_RDWR : O_RDONLY);
+	if (p.fd < 0)
+		return 0;
+	if (trigger && write(p.fd, argv[1], strlen(argv[1])) < 0) {
+		printf("write:%s\n", ename(errno));
+		return 0;
+	}
+	drain_fd(p.fd);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	pid = fork();
+	if (pid == 0) {
+		usleep(300000);		/* the poll below is blocked by then */
+		execl("/bin/sh", "sh", "-c", argv[3], (char *)NULL);
+		_exit(127);
+	}
+	ms = atoi(argv[2]);
+	r = poll(&p, 1, ms);
+	took = ms_since(&t0);
+	if (r != 1 || took >= ms)
+		printf("TIMEOUT\n");
+	else
+		printf("%s%s\n", took < 300 ? "EARLY " : "", pri(p.revents));
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	printf("%s\n", pri(poll_now(&p)));
+	printf("read:%s\n", pread(p.fd, buf, sizeof(buf), 0) < 0 ? ename(errno) : "OK");
+	if (trigger)
+		printf("write:%s\n",
+		       write(p.fd, argv[1], strlen(argv[1])) < 0 ? ename(errno) : "OK");
+	close(p.fd);
+	return 0;
+}
+
 static void on_alarm(int sig)
 {
 	(void)sig;
@@ -1238,6 +1291,7 @@ int main(int argc, char **argv)
 		{ "cat", cmd_cat, 1 }, { "pollfresh", cmd_pollfresh, 1 }, { "poll", cmd_poll, 1 },
 		{ "inotify", cmd_inotify, 1 }, { "inotifycount", cmd_inotifycount, 3 },
 		{ "readwait", cmd_readwait, 1 }, { "psipoll", cmd_psipoll, 3 },
+		{ "pollgone", cmd_pollgone, 4 },
 		{ "readnb", cmd_readnb, 1 }, { "pollin", cmd_pollin, 1 },
 		{ "threads", cmd_threads, 1 },
 		{ "ctlx", cmd_ctlx, 1 }, { "cats", cmd_cats, 1 }, { "ioctlcase", cmd_ioctlcase, 2 },

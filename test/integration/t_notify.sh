@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Change notification as kernfs does it: poll() sees POLLPRI|POLLERR once a
 # file changed since that fd last read it; inotify sees IN_MODIFY;
-# notifications are coalesced to one per file per 10 ms.
+# notifications are coalesced to one per file per 10 ms.  A file that goes
+# away under its fds (rmdir, -memory, cgroup.pressure 0) polls PRI|ERR;
+# a PSI trigger goes with it and its blocked poller wakes.
 . "$(dirname "$0")/lib.sh"
 
 mount_fs -o memory=64M
@@ -68,3 +70,36 @@ MAXN=$((CMD_MS / 10 + 2))
 DUR_OK=$([ "$N" -ge 1 ] && [ "$N" -le "$MAXN" ] && echo yes)
 eq "coalesced: between 1 and $MAXN IN_MODIFY for 200 changes in $CMD_MS ms ($N)" "yes" "$DUR_OK"
 eq "coalesced, not dropped: the last state is seen" "$(printf 'populated 0\nfrozen 0')" "$(cat "$MNT/a/cgroup.events")"
+
+# A file gone under its fds (kernfs deactivates the node): poll says
+# DEFAULT|ERR|PRI, reads and writes ENODEV.  The drain destroys a PSI
+# trigger, which wakes its blocked poller (psi_trigger_destroy); a
+# notifying file's poller is woken by nobody (kernfs_drain_open_files).
+# pollgone: the blocked poll, a poll that does not wait, a read, a trigger.
+TRIG="some 150000 1000000"
+GONE=$(printf 'PRI|ERR\nPRI|ERR\nread:ENODEV\nwrite:ENODEV')
+mkdir "$MNT/g1" "$MNT/g2" "$MNT/g3" "$MNT/g4"
+eq "rmdir: a blocked poll on a memory.pressure trigger wakes, PRI|ERR; ENODEV after" "$GONE" \
+	"$(mcg pollgone "$MNT/g1/memory.pressure" "$TRIG" 3000 "rmdir $MNT/g1")"
+eq "rmdir: the same on a cpu.pressure trigger" "$GONE" \
+	"$(mcg pollgone "$MNT/g2/cpu.pressure" "$TRIG" 3000 "rmdir $MNT/g2")"
+eq "cgroup.pressure 0: a blocked poll on a memory.pressure trigger wakes, PRI|ERR; ENODEV after" \
+	"$GONE" "$(mcg pollgone "$MNT/g3/memory.pressure" "$TRIG" 3000 "echo 0 > $MNT/g3/cgroup.pressure")"
+echo 1 > "$MNT/g3/cgroup.pressure"
+eq "cgroup.pressure 0: the same on an io.pressure trigger" "$GONE" \
+	"$(mcg pollgone "$MNT/g3/io.pressure" "$TRIG" 3000 "echo 0 > $MNT/g3/cgroup.pressure")"
+echo 1 > "$MNT/g3/cgroup.pressure"
+eq "cgroup.pressure 1: a new fd's trigger polls as before" "TIMEOUT" \
+	"$(mcg psipoll "$MNT/g3/memory.pressure" "$TRIG" 300)"
+eq "rmdir: cgroup.events' blocked poll is not woken; a new poll PRI|ERR, a read ENODEV" \
+	"$(printf 'TIMEOUT\nPRI|ERR\nread:ENODEV')" \
+	"$(mcg pollgone "$MNT/g4/cgroup.events" - 700 "rmdir $MNT/g4")"
+mkdir -p "$MNT/ep/c"
+echo +memory > "$MNT/ep/cgroup.subtree_control"
+eq "-memory: memory.events' blocked poll is not woken; a new poll PRI|ERR, a read ENODEV" \
+	"$(printf 'TIMEOUT\nPRI|ERR\nread:ENODEV')" \
+	"$(mcg pollgone "$MNT/ep/c/memory.events" - 700 "echo -memory > $MNT/ep/cgroup.subtree_control")"
+echo +memory > "$MNT/ep/cgroup.subtree_control"
+eq "-memory: memory.stat the same" "$(printf 'TIMEOUT\nPRI|ERR\nread:ENODEV')" \
+	"$(mcg pollgone "$MNT/ep/c/memory.stat" - 700 "echo -memory > $MNT/ep/cgroup.subtree_control")"
+rmdir "$MNT/g3" "$MNT/ep/c" "$MNT/ep"
