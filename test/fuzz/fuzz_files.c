@@ -116,6 +116,7 @@ static struct fs_handle *file_open(struct cgroup *cg, unsigned int idx, uid_t ui
 	pthread_rwlock_rdlock(&fs_tree_lock);
 	if (cg->removed || !fs_file_present(cg, idx))
 		err = -ENOENT;
+	h->psi_drains = cg->psi_drains;
 	if (!err && f->type == FT_MEMORY) {
 		h->memcg = fs_file_memcg(cg, f);
 		err = memcg_file_open(f->mf, h->memcg, &h->mo);
@@ -149,10 +150,23 @@ static bool stale(const struct fs_handle *h)
 	bool s;
 
 	pthread_rwlock_rdlock(&fs_tree_lock);
-	s = h->cg->removed ||
+	s = h->cg->removed || ((h->file->flags & FF_PSI) && !h->cg->psi) ||
 	    ((h->file->flags & FF_MEMCG) && fs_file_memcg(h->cg, h->file) != h->memcg);
 	pthread_rwlock_unlock(&fs_tree_lock);
 	return s;
+}
+
+/* fs/ops.c's psi_drain_check(): a drain (cgroup.pressure 0) destroyed the trigger */
+static void psi_drain_check(struct fs_handle *h)
+{
+	pthread_rwlock_rdlock(&fs_tree_lock);
+	if (h->psi_drains != h->cg->psi_drains) {
+		h->psi_drains = h->cg->psi_drains;
+		if (h->mo)
+			(void)memcg_file_drop_trigger(h->mo);
+		h->psi_trigger = false;
+	}
+	pthread_rwlock_unlock(&fs_tree_lock);
 }
 
 static void file_write(struct fs_handle *h, const uint8_t *p, size_t len)
@@ -164,6 +178,8 @@ static void file_write(struct fs_handle *h, const uint8_t *p, size_t len)
 
 	if (!len || stale(h))
 		return;
+	if (f->flags & FF_PSI)
+		psi_drain_check(h);
 	if (f->type == FT_MEMORY) {
 		err = memcg_file_write(h->mo, (const char *)p, len, true);
 		if (err > 0)
