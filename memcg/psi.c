@@ -537,9 +537,3 @@ bool psi_trigger_poll(struct psi_trigger *t)
 	return __atomic_exchange_n(&t->pending, false, __ATOMIC_ACQ_REL);
 }
 
-/* A clock tick for ongoing stalls: totals, averages and triggers advance. */
-void memcg_psi_tick(struct mem_cgroup *memcg);
-void memcg_psi_tick(struct mem_cgroup *memcg)
-{
-	psi_group_change(memcg, 0, 0);
-}
