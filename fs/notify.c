@@ -143,45 +143,49 @@ void fs_notify(struct cgroup *cg, enum fs_notify_file nf)
 	pthread_mutex_unlock(&nq_lock);
 }
 
+/* An item for the notifier thread, filled in: false (and freed) when it is not running. */
+static bool nq_queue(struct nitem *it)
+{
+	pthread_mutex_lock(&nq_lock);
+	if (!it || !notifier_running || notifier_stopping) {
+		pthread_mutex_unlock(&nq_lock);
+		free(it);
+		return false;
+	}
+	nq_push(it);
+	pthread_cond_signal(&nq_cond);
+	pthread_mutex_unlock(&nq_lock);
+	return true;
+}
+
 void notify_inval(struct fs_inval *v, size_t n, fuse_req_t req, size_t result)
 {
 	struct nitem *it = calloc(1, sizeof(*it));
 
-	pthread_mutex_lock(&nq_lock);
-	if (!it || !notifier_running || notifier_stopping) {
-		pthread_mutex_unlock(&nq_lock);
+	if (it) {
+		it->nf = -1;
+		it->inval = v;
+		it->ninval = n;
+		it->req = req;
+		it->result = result;
+	}
+	if (!nq_queue(it)) {
 		/* nothing to invalidate through: answer now */
-		free(it);
 		free(v);
 		if (req)
 			fuse_reply_write(req, result);
-		return;
 	}
-	it->nf = -1;
-	it->inval = v;
-	it->ninval = n;
-	it->req = req;
-	it->result = result;
-	nq_push(it);
-	pthread_cond_signal(&nq_cond);
-	pthread_mutex_unlock(&nq_lock);
 }
 
 void notify_call(void (*fn)(void))
 {
 	struct nitem *it = calloc(1, sizeof(*it));
 
-	pthread_mutex_lock(&nq_lock);
-	if (!it || !notifier_running || notifier_stopping) {
-		pthread_mutex_unlock(&nq_lock);
-		free(it);
-		return;
+	if (it) {
+		it->nf = -1;
+		it->call = fn;
 	}
-	it->nf = -1;
-	it->call = fn;
-	nq_push(it);
-	pthread_cond_signal(&nq_cond);
-	pthread_mutex_unlock(&nq_lock);
+	nq_queue(it);
 }
 
 /* ---- poll ---- */
@@ -198,22 +202,20 @@ static void wake_drained(struct cgroup *cg)
 void notify_drained(struct cgroup *cg)
 {
 	struct nitem *it = calloc(1, sizeof(*it));
+	bool held = it != NULL;
 
-	pthread_mutex_lock(&nq_lock);
-	if (!it || !notifier_running || notifier_stopping) {
-		pthread_mutex_unlock(&nq_lock);
-		free(it);
+	if (held) {
+		it->nf = -1;
+		it->drained = true;
+		cgroup_get(cg);
+		it->cg = cg;
+	}
+	if (!nq_queue(it)) {
+		if (held)
+			cgroup_put(cg);
 		/* a poll wake-up never waits on the kernel: here, rather than lost */
 		wake_drained(cg);
-		return;
 	}
-	it->nf = -1;
-	it->drained = true;
-	cgroup_get(cg);
-	it->cg = cg;
-	nq_push(it);
-	pthread_cond_signal(&nq_cond);
-	pthread_mutex_unlock(&nq_lock);
 }
 
 void notify_poll_attach(struct fs_handle *h)
