@@ -11,9 +11,11 @@
  * only ops.c and the deferred completions turn them into replies.
  *
  * Lock order (outermost first):
- *   fs_tree_lock (rwlock: the tree, every cgroup's fields but membership)
+ *   a handle's lock (a read renders, a PSI file's write checks, under it)
+ *   -> fs_tree_lock (rwlock: the tree, every cgroup's fields but membership;
+ *      its write side, rmdir's, takes no handle's lock: what a removal does
+ *      to open files waits for each one's next request, cg->psi_drains)
  *   -> procs_lock (rwlock: the process table, membership, populated)
- *   -> a handle's lock
  *   -> poll_lock, owner_lock, the notifier's and defer's queue locks (leaves)
  * memcg/ and alloc/ locks nest inside any of them; memcg's callbacks into
  * fs/ (notify, free notify) take only leaf locks.
