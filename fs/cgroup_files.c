@@ -49,23 +49,16 @@ static int psi_idle_show(struct fs_handle *h, struct strbuf *sb)
 static int psi_trigger_write(struct fs_handle *h, const struct fs_caller *who, char *buf,
 			     size_t len)
 {
-	unsigned int threshold_us, window_us;
-	bool privileged = h->uid == 0;
+	int err;
 
 	(void)who;
 	(void)len;
 	if (h->psi_trigger)
 		return -EBUSY;
-	if (sscanf(buf, "some %u %u", &threshold_us, &window_us) != 2 &&
-	    sscanf(buf, "full %u %u", &threshold_us, &window_us) != 2)
-		return -EINVAL;
-	if (window_us == 0 || window_us > 10000000)
-		return -EINVAL;
-	/* unprivileged users can only use 2 s windows */
-	if (!privileged && window_us % 2000000)
-		return -EINVAL;
-	if (threshold_us == 0 || threshold_us > window_us)
-		return -EINVAL;
+	/* the same checks as memory.pressure's: root may use any window */
+	err = memcg_psi_trigger_check(buf, h->uid == 0);
+	if (err)
+		return err;
 	h->psi_trigger = true;
 	return 0;
 }

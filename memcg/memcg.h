@@ -488,6 +488,13 @@ void memcg_real_enforce(struct mem_cgroup *memcg);
  * polled with memcg_file_poll.
  */
 int memcg_pressure_format(struct mem_cgroup *memcg, char *buf, size_t len);
+/*
+ * memcg_psi_trigger_check - a trigger specification ("some|full STALL_US
+ * WINDOW_US") as psi_trigger_create() checks it, for the PSI files whose
+ * resource never stalls (cpu, io): 0 or -EINVAL.  privileged: any window,
+ * else multiples of 2 s.
+ */
+int memcg_psi_trigger_check(const char *buf, bool privileged);
 /* POLLPRI pending for this open file (a PSI trigger fired, for memory.pressure). */
 bool memcg_file_poll(struct memcg_open *o);
 /*

@@ -19,6 +19,7 @@
  */
 #include "internal.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -456,27 +457,66 @@ int memcg_pressure_format(struct mem_cgroup *memcg, char *buf, size_t len)
  * threshold 1 .. window.  (Linux 6.4 dropped the 500 ms minimum,
  * WINDOW_MIN_US: "sched/psi: allow unprivileged polling of N*2s period".)
  */
+/*
+ * The kernel's vsscanf() reads a %u from its digits only, after spaces:
+ * glibc's also takes a sign ("some 1 -4294967295" would be a 1 us window).
+ * s starts with "some" or "full".
+ */
+static bool psi_fields_digits(const char *s)
+{
+	s += 4;
+	for (int i = 0; i < 2; i++) {
+		while (isspace((unsigned char)*s))
+			s++;
+		if (!isdigit((unsigned char)*s))
+			return false;
+		while (isdigit((unsigned char)*s))
+			s++;
+	}
+	return true;
+}
+
+/* psi_trigger_create()'s checks of a specification: 0 or -EINVAL. */
+static int psi_spec_parse(const char *buf, bool privileged, int *state,
+			  unsigned int *threshold_us, unsigned int *window_us)
+{
+	if (sscanf(buf, "some %u %u", threshold_us, window_us) == 2)
+		*state = PSI_SOME;
+	else if (sscanf(buf, "full %u %u", threshold_us, window_us) == 2)
+		*state = PSI_FULL;
+	else
+		return -EINVAL;
+	if (!psi_fields_digits(buf))
+		return -EINVAL;
+	if (*window_us == 0 || *window_us > WINDOW_MAX_US)
+		return -EINVAL;
+	if (!privileged && *window_us % 2000000)
+		return -EINVAL;
+	if (*threshold_us == 0 || *threshold_us > *window_us)
+		return -EINVAL;
+	return 0;
+}
+
+int memcg_psi_trigger_check(const char *buf, bool privileged)
+{
+	unsigned int threshold_us, window_us;
+	int state;
+
+	return psi_spec_parse(buf, privileged, &state, &threshold_us, &window_us);
+}
+
 int psi_trigger_parse(struct mem_cgroup *memcg, const char *buf, bool privileged,
 		      struct psi_trigger **out)
 {
 	unsigned int threshold_us, window_us, stalled;
 	struct psi_trigger *t;
 	struct psi_group *g;
-	int state, n = 0, err;
+	int state, err;
 	uint64_t now = memcg_now_ns();
 
-	if (sscanf(buf, "some %u %u%n", &threshold_us, &window_us, &n) == 2)
-		state = PSI_SOME;
-	else if (sscanf(buf, "full %u %u%n", &threshold_us, &window_us, &n) == 2)
-		state = PSI_FULL;
-	else
-		return -EINVAL;
-	if (window_us == 0 || window_us > WINDOW_MAX_US)
-		return -EINVAL;
-	if (!privileged && window_us % 2000000)
-		return -EINVAL;
-	if (threshold_us == 0 || threshold_us > window_us)
-		return -EINVAL;
+	err = psi_spec_parse(buf, privileged, &state, &threshold_us, &window_us);
+	if (err)
+		return err;
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;

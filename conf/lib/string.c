@@ -10,14 +10,23 @@
 #include <limits.h>
 #include <string.h>
 
+/*
+ * The kernel's isspace() (lib/ctype.c): the C locale's six, and 0xA0
+ * (Latin-1's no-break space, _S|_SP in its table).
+ */
+static bool kisspace(unsigned char c)
+{
+	return isspace(c) || c == 0xa0;
+}
+
 /* The kernel's strstrip(): leading and trailing whitespace removed. */
 char *strstrip(char *s)
 {
 	size_t n = strlen(s);
 
-	while (n && isspace((unsigned char)s[n - 1]))
+	while (n && kisspace((unsigned char)s[n - 1]))
 		s[--n] = '\0';
-	while (*s && isspace((unsigned char)*s))
+	while (*s && kisspace((unsigned char)*s))
 		s++;
 	return s;
 }

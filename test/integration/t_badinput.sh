@@ -465,6 +465,8 @@ a/b/memory.swap.peak|E2BIG|$E2BIG_DATA
 $(for f in a/b/memory.pressure a/b/io.pressure a/b/cpu.pressure memory.pressure; do
 	printf '%s|EINVAL|%s\n' "$f" bogus "$f" 'some 0 1000000' "$f" 'some 1000 0' "$f" 'some 2000000 1000000' \
 		"$f" 'some 1000 10000001' "$f" 'full -1 1000000' "$f" 'half 1000 1000000' "$f" '\xff' "$f" '\n'
+	# the kernel's vsscanf() %u takes no sign (glibc's would: a 1 us window)
+	printf '%s|EINVAL|%s\n' "$f" 'some +1000 1000000' "$f" 'some 1 -4294967295'
 	printf '%s|OK EBUSY|%s\n' "$f" 'some 1000 1000000'
 	# (Linux 6.4 dropped the 500 ms minimum window: root may set any 1 us .. 10 s)
 	printf '%s|OK EBUSY|%s\n' "$f" 'some 1 1' "$f" 'some 10000 100000' "$f" 'full 50000 499999'

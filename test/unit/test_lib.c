@@ -164,11 +164,15 @@ static void test_kstrtoint0(void **state)
 static void test_strstrip(void **state)
 {
 	char a[] = " \t 1 2 \n", b[] = "\n\n", c[] = "x";
+	char d[] = "\xa0\v5\f\r\xa0", e[] = "\xa1x\x85";
 
 	(void)state;
 	assert_string_equal(strstrip(a), "1 2");
 	assert_string_equal(strstrip(b), "");
 	assert_string_equal(strstrip(c), "x");
+	/* the kernel's isspace(): 0xa0 is a space, 0xa1 and 0x85 are not */
+	assert_string_equal(strstrip(d), "5");
+	assert_string_equal(strstrip(e), "\xa1x\x85");
 }
 
 /* o counted pos bytes and its buffer holds want */

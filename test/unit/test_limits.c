@@ -2371,6 +2371,9 @@ static void test_psi_trigger_parse(void **state)
 		"\n", "some", "some 100000", "bogus 100000 2000000", "avg10 1 2",
 		"some 0 2000000", "some 3000000 2000000", "some 100000 0",
 		"some 100000 20000000", "some abc 2000000",
+		/* the kernel's vsscanf() %u: digits, no sign */
+		"some +100000 2000000", "some 100000 +2000000", "some 1 -4294967295",
+		"full -0 2000000",
 	};
 	struct memcg_open *o;
 
