@@ -207,7 +207,7 @@ static bool check_triggers(struct psi_group *g, uint64_t now)
 		    /* at most one event per window */
 		    (!t->last_event || now - t->last_event >= t->window_ns)) {
 			t->last_event = now;
-			t->pending = true;
+			__atomic_store_n(&t->pending, true, __ATOMIC_RELEASE);
 			fired = true;
 		}
 		if (now - t->win_start >= t->window_ns) {
