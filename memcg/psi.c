@@ -154,10 +154,18 @@ static void calc_avgs(unsigned long avg[3], unsigned long missed, uint64_t time,
 	avg[2] = calc_load(avg[2], EXP_300s, pct);
 }
 
-/* Time in the current state goes to the totals (g->lock held). */
+/*
+ * Time in the current state goes to the totals (g->lock held).  now is read
+ * under the lock: a clock read before it may be older than state_start,
+ * which another thread set meanwhile (the difference would wrap).
+ */
 static void record_times(struct psi_group *g, uint64_t now)
 {
-	uint64_t delta = now - g->state_start;
+	uint64_t delta;
+
+	if (now < g->state_start)
+		return;
+	delta = now - g->state_start;
 
 	g->state_start = now;
 	if (!g->nr_stalled)
@@ -220,17 +228,17 @@ static bool check_triggers(struct psi_group *g, uint64_t now)
 
 static void psi_group_change(struct mem_cgroup *memcg, int d_active, int d_stalled)
 {
-	uint64_t now = memcg_now_ns();
-
 	bool kick = false;
 
 	for (struct mem_cgroup *m = memcg; m; m = m->parent) {
 		struct psi_group *g = m->psi;
+		uint64_t now;
 		bool fired;
 
 		if (!g)
 			continue;
 		pthread_mutex_lock(&g->lock);
+		now = memcg_now_ns();
 		record_times(g, now);
 		g->nr_active = (unsigned int)((int)g->nr_active + d_active);
 		g->nr_stalled = (unsigned int)((int)g->nr_stalled + d_stalled);
@@ -259,9 +267,10 @@ static void psi_group_change(struct mem_cgroup *memcg, int d_active, int d_stall
  */
 static uint64_t poll_once(struct mem_cgroup ***fired, size_t *nr, size_t *cap)
 {
-	uint64_t now = memcg_now_ns(), period = 0;
+	uint64_t period = 0;
 
 	for (struct psi_group *g = poll_groups; g; g = g->poll_next) {
+		uint64_t now;
 		bool hit;
 
 		pthread_mutex_lock(&g->lock);
@@ -269,6 +278,7 @@ static uint64_t poll_once(struct mem_cgroup ***fired, size_t *nr, size_t *cap)
 			pthread_mutex_unlock(&g->lock);
 			continue;
 		}
+		now = memcg_now_ns();
 		record_times(g, now);
 		update_averages(g, now);
 		hit = check_triggers(g, now);
@@ -432,10 +442,12 @@ int memcg_pressure_format(struct mem_cgroup *memcg, char *buf, size_t len)
 	struct psi_group *g = memcg->psi;
 	unsigned long avg[NR_PSI][3] = { { 0 } };
 	uint64_t total[NR_PSI] = { 0 };
-	uint64_t now = memcg_now_ns();
 
 	if (g) {
+		uint64_t now;
+
 		pthread_mutex_lock(&g->lock);
+		now = memcg_now_ns();
 		record_times(g, now);
 		update_averages(g, now);
 		memcpy(avg, g->avg, sizeof(avg));
@@ -512,7 +524,7 @@ int psi_trigger_parse(struct mem_cgroup *memcg, const char *buf, bool privileged
 	struct psi_trigger *t;
 	struct psi_group *g;
 	int state, err;
-	uint64_t now = memcg_now_ns();
+	uint64_t now;
 
 	err = psi_spec_parse(buf, privileged, &state, &threshold_us, &window_us);
 	if (err)
@@ -532,6 +544,7 @@ int psi_trigger_parse(struct mem_cgroup *memcg, const char *buf, bool privileged
 	}
 	g = memcg->psi;
 	pthread_mutex_lock(&g->lock);
+	now = memcg_now_ns();
 	record_times(g, now);
 	t->win_start = now;
 	t->win_value = g->total[state];
